@@ -1,0 +1,162 @@
+"""The site is a product: it builds strictly and reads well in a real browser.
+
+The site is built once with ``mkdocs build --strict`` into a temporary folder,
+served on the loopback address, and opened in headless Chromium through
+Debian's chromedriver. Where Chromium is absent on a developer's machine the
+browser tests say so and skip; CI installs it and sets
+``MINIFX_REQUIRE_BROWSER=1``, which turns a missing browser into a failure.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.site
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+def _nav_pages() -> list[str]:
+    """The lesson files in the order of mkdocs.yml's nav."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    pages: list[str] = []
+
+    def walk(entry):
+        if isinstance(entry, str):
+            pages.append(entry)
+        elif isinstance(entry, dict):
+            for value in entry.values():
+                walk(value)
+        elif isinstance(entry, list):
+            for item in entry:
+                walk(item)
+
+    walk(config["nav"])
+    return pages
+
+
+def _page_title(markdown_file: str) -> str:
+    text = (ROOT / "lessons" / markdown_file).read_text()
+    match = re.search(r"^# (.+)$", text, re.MULTILINE)
+    assert match, f"{markdown_file} has no '# ' title"
+    return match.group(1).strip().replace("`", "")
+
+
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stderr}"
+    return out
+
+
+def test_site_builds_strictly_with_every_lesson(built_site: Path):
+    for page in _nav_pages():
+        html = built_site / page.replace(".md", ".html")
+        assert html.exists(), f"{page} was not built"
+
+
+def test_site_needs_no_network(built_site: Path):
+    """No page pulls fonts, scripts or styles from another host."""
+    external = re.compile(r"""(?:src|href)=["']https?://(?!127\.0\.0\.1|localhost)""")
+    for html in built_site.rglob("*.html"):
+        text = html.read_text()
+        for match in external.finditer(text):
+            tag_start = text.rfind("<", 0, match.start())
+            tag = text[tag_start : match.end() + 60]
+            # Links a reader may click are fine; resources the page loads are not.
+            assert tag.startswith("<a "), f"{html.name} loads a remote resource: {tag}"
+
+
+@pytest.fixture(scope="module")
+def served_site(built_site: Path):
+    handler = functools.partial(
+        http.server.SimpleHTTPRequestHandler, directory=str(built_site)
+    )
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not (CHROMIUM and CHROMEDRIVER):
+        message = "Chromium and chromedriver are needed (Debian: chromium chromium-driver)"
+        if os.environ.get("MINIFX_REQUIRE_BROWSER") or os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+
+
+def _console_errors(driver) -> list[str]:
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+@pytest.mark.parametrize("page", _nav_pages())
+def test_page_renders_title_and_code(browser, served_site, page):
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{served_site}/{page.replace('.md', '.html')}")
+    heading = browser.find_element(By.CSS_SELECTOR, "article h1")
+    assert heading.text.strip().rstrip("¶").strip() == _page_title(page)
+    code_blocks = browser.find_elements(By.CSS_SELECTOR, "article pre code")
+    assert code_blocks, f"{page} shows no code"
+    assert any(block.text.strip() for block in code_blocks)
+    assert _console_errors(browser) == [], f"console errors on {page}"
+
+
+def test_next_links_walk_the_chapters_in_order(browser, served_site):
+    """Following the footer's "Next" link from the home page visits every chapter in order."""
+    from selenium.webdriver.common.by import By
+
+    expected = [page.replace(".md", ".html") for page in _nav_pages()]
+    browser.get(f"{served_site}/{expected[0]}")
+    visited = [expected[0]]
+    for _ in expected[1:]:
+        next_link = browser.find_element(By.CSS_SELECTOR, "a.md-footer__link--next")
+        next_link.click()
+        visited.append(browser.current_url.rsplit("/", 1)[-1].split("#")[0])
+    assert visited == expected
+    assert _console_errors(browser) == []
