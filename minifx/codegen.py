@@ -1,0 +1,343 @@
+"""Python code generation: turn a Graph back into the source of ``forward``.
+
+Each node becomes one line, ``name = <expression>``. Everything the lines
+refer to that is not a local variable (functions, classes, constants that
+have no literal spelling) becomes a *global* of the generated code, under a
+name handed out by the same Namespace that keeps node names unique.
+"""
+
+from __future__ import annotations
+
+import enum
+import keyword
+import re
+import sys
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import node as node_mod
+from .magic_methods import inplace_format, operator_format
+from .namespace import Namespace, custom_builtins, snake_case
+from .node import Argument, Node, qualified_name
+
+if TYPE_CHECKING:
+    from .graph import Graph
+
+
+@dataclass
+class PythonCode:
+    """What ``Graph.python_code`` returns: the source and the globals it runs with."""
+
+    src: str
+    globals: dict[str, Any]
+
+
+def _quote(s: str) -> str:
+    """A string literal for ``s`` (double quotes as torch.fx, repr when needed)."""
+    if s.isprintable() and '"' not in s and "\\" not in s:
+        return f'"{s}"'
+    return repr(s)
+
+
+def is_plain_identifier(s: str) -> bool:
+    """True for a name that can follow a dot: an identifier and not a keyword."""
+    return s.isidentifier() and not keyword.iskeyword(s)
+
+
+def format_target(base: str, target: str) -> str:
+    """``base.a.b``; a path element that is not an identifier goes through getattr.
+
+    This is where attribute and module names enter the source, so a name
+    such as ``x; import os`` becomes ``getattr(self, "x; import os")``: a string
+    literal, never code.
+    """
+    result = base
+    for elem in target.split("."):
+        result = f"{result}.{elem}" if is_plain_identifier(elem) else (
+            f"getattr({result}, {_quote(elem)})")
+    return result
+
+
+_literal_types = (bool, int, str, bytes, type(None), complex)
+# Types whose repr() is valid source because a custom builtin names their class
+# (the torch adapter adds torch.device, which prints as ``device(type='cpu')``).
+repr_literal_types: list[type] = []
+_stack_re = re.compile(r'^File "(.+)", line (\d+), in (.+)$')
+
+
+def stack_summary(stack_trace: str | None) -> str | None:
+    """``File: <file>:<line> in <fn>, code: <code>`` from the innermost frame."""
+    if not stack_trace:
+        return None
+    lines = stack_trace.strip().split("\n")
+    for i in range(len(lines) - 2, -1, -1):
+        match = _stack_re.match(lines[i].strip())
+        if match:
+            file, lineno, name = match.groups()
+            return f"File: {file}:{lineno} in {name}, code: {lines[i + 1].strip()}"
+    return None
+
+
+class CodeGen:
+    """Generates ``def forward(self, ...)`` for a graph.
+
+    Subclasses may change the signature (``gen_fn_def``) or the return
+    statement (``generate_output``); ``Graph.on_generate_code`` installs a
+    function that rewrites the body lines.
+    """
+
+    def __init__(self) -> None:
+        self._body_transformer: Callable[[list[str]], list[str]] | None = None
+
+    def gen_fn_def(self, free_vars: list[str], maybe_return_annotation: str) -> str:
+        """The ``def`` line; ``self`` always comes first."""
+        if not free_vars or free_vars[0] != "self":
+            free_vars = ["self", *free_vars]
+        return f"def forward({', '.join(free_vars)}){maybe_return_annotation}:"
+
+    def generate_output(self, output_args: Argument, repr_fn: Callable[[Any], str]) -> str:
+        """The ``return`` line."""
+        return f"return {repr_fn(output_args)}"
+
+    # --8<-- [start:gen_python_code]
+    def gen_python_code(self, graph: Graph, root_module: str, *,
+                        verbose: bool = False) -> PythonCode:
+        """Source and globals for ``graph``; ``root_module`` names the module (``self``)."""
+        namespace = Namespace()
+        for n in graph.nodes:  # globals must not take a node's name
+            namespace.associate_name_with_obj(n.name, n)
+        free_vars: list[str] = []
+        body: list[str] = []
+        globals_: dict[str, Any] = {}
+        wrapped: dict[str, None] = {}
+        return_annotation = ""
+
+        spelled_as: dict[int, str] = {}  # id(obj) -> spelling; objects are in globals_
+
+        def add_global(name_hint: str, obj: Any) -> str:
+            """Bind ``obj`` as a global of the code; return how the code spells it."""
+            if id(obj) in spelled_as:
+                return spelled_as[id(obj)]
+            spelled_as[id(obj)] = spelling = _spell_global(name_hint, obj)
+            return spelling
+
+        def _spell_global(name_hint: str, obj: Any) -> str:
+            path = _package_path(obj)
+            if path is not None:  # tensor.sigmoid: bind the package, print the path
+                package = path.split(".")[0]
+                globals_[package] = sys.modules[package]
+                return path
+            name = namespace.create_name(name_hint, obj)
+            if name in globals_ and globals_[name] is not obj:
+                raise RuntimeError(f"global {name} is already bound to another object")
+            globals_[name] = obj
+            return name
+
+        for name, obj in custom_builtins.items():  # bound under their own names
+            globals_[namespace.create_name(name, obj)] = obj
+
+        def type_repr(t: Any) -> str | None:
+            """An annotation as torch.fx spells it: classes, generics and even
+            strings (``from __future__ import annotations``) become globals;
+            the string ``'float'`` is bound under the name ``_float_``."""
+            if isinstance(t, type) and not hasattr(t, "__origin__"):
+                if t.__module__ == "builtins":
+                    return t.__qualname__
+                return add_global(_global_hint(t), t)
+            if t == ():
+                return "()"
+            if isinstance(t, types.UnionType):
+                return "|".join(str(type_repr(a)) for a in typing.get_args(t))
+            origin = getattr(t, "__origin__", None)
+            if origin is not None:
+                if isinstance(t, typing._GenericAlias):  # typing.List[int], not list[int]
+                    origin = _typing_origins.get(origin, origin)
+                name = add_global(node_mod.type_repr(origin), origin)
+                params = typing.get_args(t)
+                return f"{name}[{','.join(str(type_repr(a)) for a in params)}]" if params else name
+            return add_global(node_mod.type_repr(t), t)
+
+        def get_repr(arg: Argument) -> str:
+            if isinstance(arg, Node):
+                return arg.name
+            if isinstance(arg, tuple) and hasattr(arg, "_fields"):
+                cls = add_global(_global_hint(type(arg)), type(arg))
+                return f"{cls}{get_repr(tuple(arg))}"
+            if isinstance(arg, tuple):
+                if len(arg) == 1:
+                    return f"({get_repr(arg[0])},)"
+                return "(" + ", ".join(get_repr(a) for a in arg) + ")"
+            if isinstance(arg, list):
+                return "[" + ", ".join(get_repr(a) for a in arg) + "]"
+            if isinstance(arg, dict):
+                items = ", ".join(f"{get_repr(k)}: {get_repr(v)}" for k, v in arg.items())
+                return "{" + items + "}"
+            if isinstance(arg, slice):
+                return f"slice({get_repr(arg.start)}, {get_repr(arg.stop)}, {get_repr(arg.step)})"
+            if isinstance(arg, enum.Enum):
+                return f"{add_global(type(arg).__name__, type(arg))}.{arg.name}"
+            if (isinstance(arg, _literal_types) or arg is Ellipsis
+                    or isinstance(arg, tuple(repr_literal_types))):
+                return repr(arg)
+            if isinstance(arg, float):
+                return repr(arg)  # inf and nan are globals of the code
+            spelled = _package_repr(arg)
+            if spelled is not None:  # tensor.float32: the package is a global
+                package = spelled.split(".")[0]
+                globals_[package] = sys.modules[package]
+                return spelled
+            # Anything else has no safe literal spelling: bind it as a global.
+            return add_global(_global_hint(arg), arg)
+
+        def format_args(args: tuple, kwargs: dict) -> str:
+            parts = [get_repr(a) for a in args]
+            parts.extend(f"{k} = {get_repr(v)}" for k, v in kwargs.items())
+            return ", ".join(parts)
+
+        # The last use of each value: walking backwards, the first reader met.
+        last_use: dict[Node, Node] = {}
+        to_free: dict[Node, list[Node]] = {}
+        for n in reversed(graph.nodes):
+            for inp in n._input_nodes:
+                if inp not in last_use:
+                    last_use[inp] = n
+                    to_free.setdefault(n, []).append(inp)
+
+        def free_dead_values(user: Node) -> None:
+            if user.op == "placeholder":
+                return
+            if user.op == "output":
+                body.append("\n")
+                return
+            dead = to_free.get(user, [])
+            if not user.users:  # kept for a side effect: drop its value at once
+                dead = [*dead, user]
+            if dead:
+                body.append(";  " + " = ".join([d.name for d in dead] + ["None"]) + "\n")
+            else:
+                body.append("\n")
+
+        prev_summary = None
+        for n in graph.nodes:
+            if verbose and n.op not in ("placeholder", "output"):
+                summary = stack_summary(n.stack_trace) or "No stacktrace found for following nodes"
+                if summary != prev_summary:
+                    body.append(f"\n# {summary}\n")
+                    prev_summary = summary
+            annotation = ""
+            if n.type is not None and n.op != "output":
+                spelled = type_repr(n.type)
+                annotation = f" : {spelled}" if spelled else ""
+            if n.op == "placeholder":
+                target = n.target.lstrip("*")
+                if not is_plain_identifier(target) or len(n.target) - len(target) > 2:
+                    raise ValueError(
+                        f"placeholder {n.name}: target {n.target!r} is not a Python identifier")
+                default = f" = {get_repr(n.args[0])}" if n.args else ""
+                free_vars.append(f"{n.target}{annotation}{default}")
+                if target != n.name:
+                    body.append(f"{n.name} = {target}\n")
+                continue
+            self._emit(n, annotation, body, root_module, get_repr, format_args, add_global,
+                       wrapped)
+            if n.op == "output" and n.type is not None:
+                spelled = type_repr(n.type)
+                return_annotation = f" -> {spelled}" if spelled else ""
+            free_dead_values(n)
+
+        if not body:
+            body.append("pass\n")
+        wrap_stmts = ""
+        if wrapped:
+            from .tracer import wrap
+
+            wrap_name = add_global("wrap", wrap)
+            wrap_stmts = "\n".join(f"{wrap_name}({_quote(w)})" for w in wrapped)
+        if self._body_transformer is not None:
+            body = self._body_transformer(body)
+        prologue = self.gen_fn_def(free_vars, return_annotation)
+        code = "".join(body).lstrip("\n")
+        code = "\n".join("    " + line for line in code.split("\n"))
+        return PythonCode(f"\n{wrap_stmts}\n\n{prologue}\n{code}", globals_)
+    # --8<-- [end:gen_python_code]
+
+    # --8<-- [start:emit_node]
+    def _emit(self, n: Node, annotation: str, body: list[str], root_module: str,
+              get_repr: Callable, format_args: Callable, add_global: Callable,
+              wrapped: dict[str, None]) -> None:
+        """Append the line for one node (without its newline) to ``body``."""
+        lhs = f"{n.name}{annotation}"
+        if n.op == "call_method":
+            obj = format_target(get_repr(n.args[0]), n.target)
+            body.append(f"{lhs} = {obj}({format_args(n.args[1:], n.kwargs)})")
+        elif n.op == "call_function":
+            fmt = operator_format(n.target)
+            if fmt is not None:
+                body.append(f"{lhs} = {fmt.format(*(get_repr(a) for a in n.args))}")
+                return
+            fmt = inplace_format(n.target)
+            if fmt is not None:
+                body.append(f"{fmt.format(*(get_repr(a) for a in n.args))};  "
+                            f"{lhs} = {get_repr(n.args[0])}")
+                return
+            fn = add_global(_global_hint(n.target), n.target)
+            if (fn == "getattr" and len(n.args) == 2 and not n.kwargs
+                    and isinstance(n.args[1], str) and is_plain_identifier(n.args[1])):
+                body.append(f"{lhs} = {format_target(get_repr(n.args[0]), n.args[1])}")
+                return
+            body.append(f"{lhs} = {fn}({format_args(n.args, n.kwargs)})")
+            if n.meta.get("is_wrapped", False):
+                wrapped.setdefault(fn)
+        elif n.op == "call_module":
+            module = format_target(root_module, n.target)
+            body.append(f"{lhs} = {module}({format_args(n.args, n.kwargs)})")
+        elif n.op == "get_attr":
+            body.append(f"{lhs} = {format_target(root_module, n.target)}")
+        elif n.op == "output":
+            body.append(self.generate_output(n.args[0], get_repr))
+        else:
+            raise RuntimeError(f"node {n.name}: cannot generate code for op {n.op!r}")
+    # --8<-- [end:emit_node]
+
+
+# The typing names that pre-PEP 585 generics print with (typing.List[int]).
+_typing_origins = {list: typing.List, dict: typing.Dict, set: typing.Set,  # noqa: UP006
+                   frozenset: typing.FrozenSet, tuple: typing.Tuple}  # noqa: UP006
+
+
+def _global_hint(obj: Any) -> str:
+    """A name hint for a global: its qualified name (made an identifier later)."""
+    try:
+        return qualified_name(obj)
+    except (RuntimeError, AttributeError):
+        return snake_case(type(obj).__name__)
+
+
+def _package_path(obj: Any) -> str | None:
+    """``tensor.sigmoid`` if ``obj`` is reachable by that path from a printed package."""
+    if not callable(obj) or isinstance(obj, type) and obj.__module__ == "builtins":
+        return None
+    try:
+        path = qualified_name(obj)
+    except (RuntimeError, AttributeError):
+        return None
+    package, _, rest = path.partition(".")
+    if package not in node_mod.path_printed_packages or not rest:
+        return None
+    if node_mod._resolve(package, rest) is not obj:
+        return None
+    return path
+
+
+def _package_repr(obj: Any) -> str | None:
+    """The repr of a non-callable package object (``tensor.float32``) if it resolves."""
+    text = repr(obj)
+    package, _, rest = text.partition(".")
+    if (package in node_mod.path_printed_packages and rest
+            and all(is_plain_identifier(p) for p in rest.split("."))
+            and node_mod._resolve(package, rest) is obj):
+        return text
+    return None

@@ -1,0 +1,421 @@
+"""The IR: a Graph is an ordered list of Nodes.
+
+The nodes live in a doubly linked circular list around a sentinel ``root``
+node. Inserting or erasing a node anywhere is O(1) (just relink its two
+neighbours), and a node erased while a loop visits it leaves its own links
+alone, so the loop still finds its way to the next live node.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import inspect
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from .namespace import Namespace, snake_case
+from .node import OPCODES, Argument, Node, Target, map_aggregate, map_arg, pretty_target
+
+if TYPE_CHECKING:
+    from .codegen import PythonCode
+
+
+def _make_root(graph: Graph) -> Node:
+    """The sentinel: a node that is never yielded and closes the circle."""
+    root = Node.__new__(Node)
+    root.graph, root.name, root.op, root.target = graph, "", "root", ""
+    root.users, root._input_nodes, root.meta, root._erased = {}, {}, {}, False
+    root._args, root._kwargs, root.type = (), {}, None
+    root._prev = root._next = root
+    return root
+
+
+class _NodeList:
+    """A live view of a graph's nodes: ``len()``, iteration, ``reversed()``."""
+
+    def __init__(self, graph: Graph, forward: bool = True) -> None:
+        self._graph, self._forward = graph, forward
+
+    def __len__(self) -> int:
+        return self._graph._len
+
+    # --8<-- [start:iteration]
+    def __iter__(self) -> Iterator[Node]:
+        root = self._graph._root
+        step = "_next" if self._forward else "_prev"
+        cur = getattr(root, step)
+        while cur is not root:
+            # Read the link only after the caller is done with `cur`: if the
+            # caller erased `cur`, its links still lead back into the list;
+            # erased nodes on the way are skipped.
+            if not cur._erased:
+                yield cur
+            cur = getattr(cur, step)
+    # --8<-- [end:iteration]
+
+    def __reversed__(self) -> Iterator[Node]:
+        return iter(_NodeList(self._graph, not self._forward))
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+class _InsertPoint:
+    """Context manager that moves a graph's insertion point and then restores it."""
+
+    def __init__(self, graph: Graph, new_insert: Callable[[Node], None]) -> None:
+        self._graph = graph
+        self._orig = graph._insert
+        graph._insert = new_insert
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        self._graph._insert = self._orig
+
+
+class Graph:
+    """An ordered list of Nodes: the program that a GraphModule runs.
+
+    Build one by hand::
+
+        g = Graph()
+        x = g.placeholder("x")
+        y = g.call_function(operator.add, (x, 1))
+        g.output(y)
+    """
+
+    def __init__(self, owning_module: Any = None) -> None:
+        from .codegen import CodeGen
+
+        self._root = _make_root(self)
+        self._insert: Callable[[Node], None] = self._root.prepend
+        self._len = 0
+        self._graph_namespace = Namespace()
+        self._owning_module = owning_module
+        self._codegen = CodeGen()
+
+    @property
+    def owning_module(self) -> Any:
+        """The GraphModule this graph belongs to, if any."""
+        return self._owning_module
+
+    @owning_module.setter
+    def owning_module(self, module: Any) -> None:
+        self._owning_module = module
+
+    @property
+    def nodes(self) -> _NodeList:
+        """All nodes in program order; safe to erase the node being visited."""
+        return _NodeList(self)
+
+    @property
+    def output_node(self) -> Node:
+        """The ``output`` node (the last node of a finished graph)."""
+        for node in reversed(self.nodes):
+            if node.op == "output":
+                return node
+        raise RuntimeError("graph has no output node")
+
+    def find_nodes(self, *, op: str, target: Target | None = None) -> list[Node]:
+        """Nodes with this op (and this target, if given), in order."""
+        return [n for n in self.nodes
+                if n.op == op and (target is None or n.target == target)]
+
+    # --8<-- [start:create_node]
+    def create_node(
+        self,
+        op: str,
+        target: Target,
+        args: tuple[Argument, ...] | None = None,
+        kwargs: dict[str, Argument] | None = None,
+        name: str | None = None,
+        type_expr: Any = None,
+    ) -> Node:
+        """Create a node at the insertion point (by default, the end)."""
+        if op not in OPCODES:
+            raise ValueError(f"unknown op {op!r}; expected one of {OPCODES}")
+        args = () if args is None else args
+        kwargs = {} if kwargs is None else kwargs
+        if not isinstance(args, tuple):
+            raise TypeError(f"create_node({op}): args must be a tuple, got {type(args).__name__}")
+        if not isinstance(kwargs, dict):
+            raise TypeError(
+                f"create_node({op}): kwargs must be a dict, got {type(kwargs).__name__}")
+        candidate = name if name is not None else self._target_to_str(target)
+        name = self._graph_namespace.create_name(candidate, None)
+        node = Node(self, name, op, target, args, kwargs, type_expr)
+        for a in node._input_nodes:
+            if a.graph is not self:
+                node._update_args_kwargs((), {})  # undo the user edges just made
+                raise ValueError(f"create_node({op}): argument {a.name} belongs to another graph")
+        self._insert(node)
+        self._len += 1
+        return node
+    # --8<-- [end:create_node]
+
+    @staticmethod
+    def _target_to_str(target: Target) -> str:
+        if callable(target):
+            op = getattr(target, "__name__", type(target).__name__)
+        else:
+            op = str(target)
+            if op.startswith("__") and op.endswith("__"):
+                op = op[2:-2]
+        return snake_case(op)
+
+    def placeholder(self, name: str, type_expr: Any = None,
+                    default_value: Any = inspect.Signature.empty) -> Node:
+        """An input of the function; ``default_value`` makes it optional."""
+        args = () if default_value is inspect.Signature.empty else (default_value,)
+        return self.create_node("placeholder", name, args, type_expr=type_expr)
+
+    def get_attr(self, qualified_name: str, type_expr: Any = None) -> Node:
+        """Fetch ``root.<qualified_name>`` (a parameter, buffer or constant)."""
+        return self.create_node("get_attr", qualified_name, type_expr=type_expr)
+
+    def call_module(self, module_name: str, args: tuple | None = None,
+                    kwargs: dict | None = None, type_expr: Any = None) -> Node:
+        """Call the submodule ``root.<module_name>``."""
+        return self.create_node("call_module", module_name, args, kwargs, type_expr=type_expr)
+
+    def call_method(self, method_name: str, args: tuple | None = None,
+                    kwargs: dict | None = None, type_expr: Any = None) -> Node:
+        """Call ``args[0].<method_name>(*args[1:], **kwargs)``."""
+        return self.create_node("call_method", method_name, args, kwargs, type_expr=type_expr)
+
+    def call_function(self, the_function: Callable[..., Any], args: tuple | None = None,
+                      kwargs: dict | None = None, type_expr: Any = None) -> Node:
+        """Call a free function."""
+        return self.create_node("call_function", the_function, args, kwargs,
+                                type_expr=type_expr)
+
+    def output(self, result: Argument, type_expr: Any = None) -> Node:
+        """Return ``result``; a graph has exactly one output node."""
+        for node in reversed(self.nodes):
+            if node.op == "output":
+                raise RuntimeError(
+                    f"graph already has an output node ({node.name}); erase it first")
+        return self.create_node("output", "output", (result,), type_expr=type_expr)
+
+    # --8<-- [start:erase_node]
+    def erase_node(self, to_erase: Node) -> None:
+        """Remove a node that nobody reads any more."""
+        if to_erase.graph is not self:
+            raise RuntimeError(f"erase_node: node {to_erase.name} belongs to another graph")
+        if to_erase._erased:
+            raise RuntimeError(f"erase_node: node {to_erase.name} was already erased")
+        if to_erase.users:
+            names = ", ".join(u.name for u in to_erase.users)
+            raise RuntimeError(
+                f"erase_node: node {to_erase.name} still has {len(to_erase.users)} user(s): "
+                f"{names}; replace its uses first")
+        # Unlink from the neighbours but keep our own links: a loop that is
+        # visiting this node follows them back into the list.
+        p, n = to_erase._prev, to_erase._next
+        p._next, n._prev = n, p
+        to_erase._erased = True
+        to_erase._update_args_kwargs((), {})
+        self._len -= 1
+    # --8<-- [end:erase_node]
+
+    def inserting_before(self, n: Node | None = None) -> _InsertPoint:
+        """``with g.inserting_before(n):`` new nodes go just before ``n``."""
+        if n is None:
+            return self.inserting_after(self._root)
+        if n.graph is not self:
+            raise ValueError(f"inserting_before: node {n.name} belongs to another graph")
+        return _InsertPoint(self, n.prepend)
+
+    def inserting_after(self, n: Node | None = None) -> _InsertPoint:
+        """``with g.inserting_after(n):`` each new node goes directly after ``n``."""
+        if n is None:
+            return self.inserting_before(self._root)
+        if n.graph is not self:
+            raise ValueError(f"inserting_after: node {n.name} belongs to another graph")
+        # As in torch.fx, every new node goes right after ``n``: two nodes
+        # created in one block come out in reverse order of creation.
+        return _InsertPoint(self, n.append)
+
+    def node_copy(self, node: Node,
+                  arg_transform: Callable[[Node], Argument] = lambda x: x) -> Node:
+        """Copy ``node`` (from any graph) into this one, mapping its inputs."""
+        args = map_arg(node.args, arg_transform)
+        kwargs = map_arg(node.kwargs, arg_transform)
+        result = self.create_node(node.op, node.target, args, kwargs, node.name, node.type)
+        result.meta = copy.copy(node.meta)
+        return result
+
+    def graph_copy(self, g: Graph, val_map: dict[Node, Node],
+                   return_output_node: bool = False) -> Argument:
+        """Append all of ``g`` but its output; returns what ``g`` outputs, mapped.
+
+        ``val_map`` maps nodes of ``g`` to nodes of this graph; it is filled in.
+        """
+        for node in g.nodes:
+            if node in val_map:
+                continue
+            if node.op == "output":
+                rv = map_arg(node.args[0], lambda n: val_map[n])
+                return (rv, node) if return_output_node else rv
+            val_map[node] = self.node_copy(node, lambda n: val_map[n])
+        return None
+
+    def __deepcopy__(self, memo: dict | None = None) -> Graph:
+        memo = {} if memo is None else memo
+        g = Graph()
+        memo[id(self)] = g
+        result = g.graph_copy(self, {}, return_output_node=True)
+        if result is not None:
+            rv, out = result
+            g.output(rv, type_expr=out.type)
+        g._codegen = copy.deepcopy(self._codegen, memo)
+        return g
+
+    def __reduce__(self) -> tuple:
+        # Pickling the linked list node by node would recurse once per node;
+        # store a flat table instead, with inputs as indices into it.
+        index = {n: i for i, n in enumerate(self.nodes)}
+        to_ref = lambda n: _NodeRef(index[n])  # noqa: E731
+        rows = [(n.op, n.name, n.target, map_arg(n.args, to_ref), map_arg(n.kwargs, to_ref),
+                 n.type, n.meta) for n in self.nodes]
+        return (_rebuild_graph, (rows, self._codegen))
+
+    def eliminate_dead_code(self) -> bool:
+        """Erase nodes that nobody reads and that have no side effect.
+
+        Walks backwards so a chain of dead nodes goes in one pass. Returns
+        whether anything changed.
+        """
+        changed = False
+        for node in reversed(self.nodes):
+            if not node.users and not node.is_impure():
+                self.erase_node(node)
+                changed = True
+        return changed
+
+    # --8<-- [start:lint]
+    def lint(self) -> None:
+        """Check the graph is well formed; raise RuntimeError naming the faulty node."""
+        seen: set[Node] = set()
+        names: set[str] = set()
+        outputs = []
+        for node in self.nodes:
+            where = f"Node {node.name} ({node.op} {pretty_target(node.target)})"
+            if node.graph is not self:
+                raise RuntimeError(f"{where} belongs to another graph")
+            if node.op not in OPCODES:
+                raise RuntimeError(f"{where} has unknown op {node.op!r}")
+            if node.name in names:
+                raise RuntimeError(f"{where}: duplicate node name {node.name!r}")
+            names.add(node.name)
+            for arg in node._input_nodes:
+                if arg.graph is not self:
+                    raise RuntimeError(f"{where} reads {arg.name}, a node of another graph")
+                if arg not in seen:
+                    why = "was erased" if arg._erased else "is defined later or not at all"
+                    raise RuntimeError(f"{where} reads {arg.name}, which {why}")
+                if node not in arg.users:
+                    raise RuntimeError(f"{where} reads {arg.name} but is not among its users")
+            for user in node.users:
+                if user._erased or user.graph is not self or node not in user._input_nodes:
+                    raise RuntimeError(
+                        f"{where} lists {user.name} as a user, but it does not read {node.name}")
+            if node.op == "output":
+                outputs.append(node)
+            seen.add(node)
+        if not outputs:
+            raise RuntimeError("graph has no output node")
+        if len(outputs) > 1:
+            raise RuntimeError(f"Node {outputs[1].name}: a graph has one output node, found "
+                               f"{len(outputs)}")
+        if outputs[0] is not self._root._prev:
+            raise RuntimeError(f"Node {outputs[0].name}: the output node must be the last node")
+        if self.owning_module is not None:
+            self._lint_targets()
+    # --8<-- [end:lint]
+
+    def _lint_targets(self) -> None:
+        for node in self.nodes:
+            if node.op not in ("get_attr", "call_module"):
+                continue
+            obj = self.owning_module
+            for i, atom in enumerate(node.target.split(".")):
+                if not hasattr(obj, atom):
+                    seen = ".".join(node.target.split(".")[:i])
+                    raise RuntimeError(
+                        f"Node {node.name} ({node.op}) targets {node.target}, "
+                        f"but {seen or 'the root'} has no attribute {atom!r}")
+                obj = getattr(obj, atom)
+
+    # -- code generation ----------------------------------------------------
+    def python_code(self, root_module: str = "self", *, verbose: bool = False) -> PythonCode:
+        """The Python source of ``forward`` for this graph, and the globals it needs."""
+        return self._codegen.gen_python_code(self, root_module, verbose=verbose)
+
+    def on_generate_code(
+        self, make_transformer: Callable[[Any], Any]
+    ) -> contextlib.AbstractContextManager:
+        """Install a body transformer for code generation.
+
+        ``make_transformer(current)`` returns a function that takes the list of
+        body lines and returns a new list. The new transformer is active at
+        once; used as a context manager it is removed again on exit.
+        """
+        old = self._codegen._body_transformer
+        self._codegen._body_transformer = make_transformer(old)
+        graph = self
+
+        @contextlib.contextmanager
+        def restore() -> Iterator[None]:
+            try:
+                yield
+            finally:
+                graph._codegen._body_transformer = old
+
+        return restore()
+
+    # -- printing -------------------------------------------------------------
+    def __str__(self) -> str:
+        lines = ["graph():"]
+        lines.extend("    " + node.format_node() for node in self.nodes)
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<minifx.Graph with {len(self.nodes)} nodes>"
+
+    def print_tabular(self) -> None:
+        """Print one row per node: opcode, name, target, args, kwargs."""
+        header = ["opcode", "name", "target", "args", "kwargs"]
+        rows = [[n.op, n.name, pretty_target(n.target), str(n.args), str(n.kwargs)]
+                for n in self.nodes]
+        try:
+            from tabulate import tabulate
+        except ImportError:
+            widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+            fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+            print("\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, rows)]))
+        else:
+            print(tabulate(rows, headers=header))
+
+
+class _NodeRef:
+    """A node's position in a pickled graph's table."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _rebuild_graph(rows: list[tuple], codegen: Any) -> Graph:
+    g = Graph()
+    g._codegen = codegen
+    nodes: list[Node] = []
+    from_ref = lambda a: nodes[a.index] if isinstance(a, _NodeRef) else a  # noqa: E731
+    for op, name, target, args, kwargs, type_expr, meta in rows:
+        node = g.create_node(op, target, map_aggregate(args, from_ref),
+                             map_aggregate(kwargs, from_ref), name, type_expr)
+        node.meta = meta
+        nodes.append(node)
+    return g

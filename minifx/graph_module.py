@@ -1,0 +1,299 @@
+"""GraphModule: a module whose ``forward`` is generated from a Graph.
+
+It copies from the original module only what the graph names (the
+submodules of ``call_module`` nodes, the parameters and buffers of
+``get_attr`` nodes), turns the graph into Python source, and runs that
+source as its ``forward``. Change the graph and call ``recompile()`` (or
+assign ``gm.graph``) and the module runs the new program.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import linecache
+import weakref
+from typing import Any
+
+from .graph import Graph
+
+# --8<-- [start:framework_base]
+_combined_classes: dict[tuple[type, type], type] = {}
+
+
+def _module_base_for(root: Any) -> type:
+    """The framework's module class a GraphModule over ``root`` must subclass."""
+    from ._framework import framework_of, tensor_framework
+
+    if isinstance(root, dict):
+        for value in root.values():
+            framework = framework_of(value)
+            if framework.is_module(value) or framework.is_tensor(value):
+                return framework.module_class
+        return tensor_framework().module_class
+    return framework_of(root).module_class
+
+
+def _instance_class(cls: type, base: type) -> type:
+    """A fresh class for one GraphModule instance.
+
+    ``cls`` (GraphModule or a user subclass) holds the logic; ``base`` is the
+    framework's module class (tensor.nn.Module or torch.nn.Module). Their
+    combination is made once and cached; every instance then gets its own
+    subclass of it, because ``recompile`` installs ``forward`` on the class
+    and two GraphModules must not overwrite each other's ``forward``.
+    """
+    if not issubclass(cls, base):
+        key = (cls, base)
+        if key not in _combined_classes:
+            _combined_classes[key] = type(cls.__name__, (cls, base),
+                                          {"__module__": cls.__module__, "_module_base": base})
+        cls = _combined_classes[key]
+    return type(cls.__name__, (cls,), {"__module__": cls.__module__})
+# --8<-- [end:framework_base]
+
+
+def _addindent(text: str, spaces: int) -> str:
+    """Indent every line but the first (the way module reprs nest)."""
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    # Blank lines stay empty (torch 2.13 does the same), so no trailing spaces.
+    return lines[0] + "\n" + "\n".join(" " * spaces + line if line.strip() else ""
+                                       for line in lines[1:])
+
+
+# --8<-- [start:exec_source]
+_source_ids = itertools.count()
+
+
+def _forward_from_src(src: str, globals_: dict[str, Any], owner: Any = None) -> Any:
+    """Run the generated source and return the ``forward`` it defines.
+
+    The source is registered with ``linecache`` under a unique fake file
+    name, so a traceback through generated code shows the generated line.
+    The entry goes away with ``owner`` (the GraphModule), if one is given.
+    """
+    filename = f"<eval_with_key>.{next(_source_ids)}"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    if owner is not None:
+        weakref.finalize(owner, linecache.cache.pop, filename, None)
+    namespace = dict(globals_)
+    exec(compile(src, filename, "exec"), namespace)  # noqa: S102 - the point of codegen
+    return namespace["forward"]
+# --8<-- [end:exec_source]
+
+
+class GraphModule:
+    """A module made from ``root``'s attributes and a Graph.
+
+    ``root`` is a module (tensor.nn.Module or torch.nn.Module) or a dict from
+    dotted names to the objects that ``get_attr`` and ``call_module`` nodes
+    name. The result is an instance of the root's framework module class and
+    of GraphModule.
+    """
+
+    _module_base: type
+
+    def __new__(cls, root: Any, graph: Graph | None = None,
+                class_name: str = "GraphModule") -> GraphModule:
+        base = _module_base_for(root)
+        return base.__new__(_instance_class(cls, base))
+
+    def __init__(self, root: Any, graph: Graph, class_name: str = "GraphModule") -> None:
+        super().__init__()
+        type(self).__name__ = class_name
+        type(self).__qualname__ = class_name
+        self.meta: dict[str, Any] = {}
+        if hasattr(root, "training"):
+            self.training = root.training
+        for node in graph.nodes:
+            if node.op in ("get_attr", "call_module"):
+                if isinstance(root, dict):
+                    if node.target not in root:
+                        raise RuntimeError(
+                            f"GraphModule: node {node.name} ({node.op}) targets {node.target!r}, "
+                            f"which is not a key of the root dict")
+                    self._assign_attr(root[node.target], node.target)
+                else:
+                    self._copy_attr(root, node)
+        self.graph = graph
+
+    # -- building the module tree -------------------------------------------
+    def _empty_module(self) -> Any:
+        return type(self)._module_base()
+
+    def _copy_attr(self, from_module: Any, node: Any) -> None:
+        """Copy ``root.<node.target>`` here, making empty parent modules on the way."""
+        *prefix, field = node.target.split(".")
+        to_module: Any = self
+        for item in prefix:
+            if not hasattr(from_module, item):
+                raise RuntimeError(f"GraphModule: node {node.name} ({node.op}) targets "
+                                   f"{node.target!r}, but the root has no {item!r} on the way")
+            f, t = getattr(from_module, item), getattr(to_module, item, None)
+            if f is t:  # already copied whole
+                return
+            if t is None:
+                t = self._empty_module()
+                setattr(to_module, item, t)
+            from_module, to_module = f, t
+        if not hasattr(from_module, field):
+            raise RuntimeError(f"GraphModule: node {node.name} ({node.op}) targets "
+                               f"{node.target!r}, but the root has no attribute {field!r}")
+        value = getattr(from_module, field)
+        if field in getattr(from_module, "_buffers", {}):
+            to_module.register_buffer(field, value)
+        else:
+            setattr(to_module, field, value)
+
+    def _assign_attr(self, value: Any, target: str) -> None:
+        *prefix, field = target.split(".")
+        to_module: Any = self
+        for item in prefix:
+            t = getattr(to_module, item, None)
+            if t is None:
+                t = self._empty_module()
+                setattr(to_module, item, t)
+            to_module = t
+        setattr(to_module, field, value)
+
+    # -- the graph and its code -------------------------------------------
+    @property
+    def graph(self) -> Graph:
+        """The graph this module runs; assigning a new one recompiles."""
+        return self._graph
+
+    @graph.setter
+    def graph(self, g: Graph) -> None:
+        if not isinstance(g, Graph):
+            raise TypeError(f"GraphModule.graph must be a minifx.Graph, got {type(g).__name__}")
+        self._graph = g
+        g.owning_module = self
+        self.recompile()
+
+    @property
+    def code(self) -> str:
+        """The Python source of ``forward``, generated from the graph."""
+        return self._code
+
+    # --8<-- [start:recompile]
+    def recompile(self) -> Any:
+        """Regenerate ``forward`` from ``self.graph``; call it after editing the graph."""
+        python_code = self._graph.python_code(root_module="self")
+        self._code = python_code.src
+        type(self).forward = _forward_from_src(self._code, python_code.globals, self)
+        return python_code
+    # --8<-- [end:recompile]
+
+    def print_readable(self, print_output: bool = True) -> str:
+        """The code as a class, with the stack-trace comments torch.fx prints."""
+        package = type(self)._module_base.__module__.split(".")[0]
+        src = self._graph.python_code(root_module="self", verbose=True).src.lstrip("\n")
+        name = type(self).__name__
+        module_code = _addindent(f"class {name}({package}.nn.Module):\n{src}", 4)
+        parts = [""]
+        for child_name, child in self.named_children():
+            if isinstance(child, GraphModule):
+                parts.append(_readable_child(child, child_name))
+        output = module_code + _addindent("\n".join(parts), 4)
+        if print_output:
+            print(output)
+        return output
+
+    # -- the submodule API ------------------------------------------------
+    def add_submodule(self, target: str, m: Any) -> bool:
+        """Install ``m`` at the dotted path ``target``; False if a non-module is in the way."""
+        *prefix, field = target.split(".")
+        mod: Any = self
+        for item in prefix:
+            sub = getattr(mod, item, None)
+            if sub is None:
+                sub = self._empty_module()
+                mod.add_module(item, sub)
+            if not isinstance(sub, type(self)._module_base):
+                return False
+            mod = sub
+        mod.add_module(field, m)
+        return True
+
+    def delete_submodule(self, target: str) -> bool:
+        """Remove the submodule at ``target``; False if there is none."""
+        *prefix, field = target.split(".")
+        mod: Any = self
+        for item in prefix:
+            if not hasattr(mod, item):
+                return False
+            mod = getattr(mod, item)
+            if not isinstance(mod, type(self)._module_base):
+                return False
+        if field not in getattr(mod, "_modules", {}):
+            return False
+        delattr(mod, field)
+        return True
+
+    def delete_all_unused_submodules(self) -> None:
+        """Delete every submodule that no ``call_module`` or ``get_attr`` node reaches."""
+        used: set[str] = set()
+        for node in self._graph.nodes:
+            if node.op not in ("call_module", "get_attr"):
+                continue
+            path = node.target.split(".")
+            used.update(".".join(path[:i]) for i in range(1, len(path) + 1))
+            if node.op == "call_module":  # it runs the whole submodule
+                module = self.get_submodule(node.target)
+                used.update(f"{node.target}.{name}" for name, _ in module.named_modules()
+                            if name)
+        for name in [n for n, _ in self.named_modules() if n]:
+            if name not in used:
+                self.delete_submodule(name)
+
+    # -- copying and pickling ---------------------------------------------
+    def _state(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}
+
+    def __deepcopy__(self, memo: dict) -> GraphModule:
+        cls = type(self).__mro__[1]  # the shared class, not this instance's own
+        result = type(self)._module_base.__new__(_instance_class(cls, type(self)._module_base))
+        memo[id(self)] = result
+        result.__dict__.update(copy.deepcopy(self._state(), memo))
+        type(result).__name__ = type(result).__qualname__ = type(self).__name__
+        result.graph = copy.deepcopy(self._graph, memo)
+        return result
+
+    def __copy__(self) -> GraphModule:
+        cls = type(self).__mro__[1]
+        result = type(self)._module_base.__new__(_instance_class(cls, type(self)._module_base))
+        result.__dict__.update(self._state())
+        type(result).__name__ = type(result).__qualname__ = type(self).__name__
+        result.graph = self._graph
+        return result
+
+    def __reduce__(self) -> tuple:
+        # The instance's class is made at run time and cannot be pickled by
+        # name: pickle the logic class, the framework base, the state and the
+        # graph, and rebuild (and recompile) on load.
+        shared = type(self).__mro__[1]
+        logic = next(c for c in shared.__mro__ if "_module_base" not in c.__dict__)
+        return (_rebuild_graph_module,
+                (logic, type(self)._module_base, self._state(), self._graph,
+                 type(self).__name__))
+
+    def __str__(self) -> str:
+        reminder = "# To see more debug info, please use `graph_module.print_readable()`"
+        return "\n".join([self.__repr__(), self._code, reminder])
+
+
+def _readable_child(child: GraphModule, name: str) -> str:
+    output = child.print_readable(print_output=False)
+    first, _, rest = output.partition("(")
+    return f"class {name}({rest}"
+
+
+def _rebuild_graph_module(logic: type, base: type, state: dict, graph: Graph,
+                          class_name: str) -> GraphModule:
+    gm = base.__new__(_instance_class(logic, base))
+    gm.__dict__.update(state)
+    type(gm).__name__ = type(gm).__qualname__ = class_name
+    gm.graph = graph
+    return gm

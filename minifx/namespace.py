@@ -1,0 +1,92 @@
+"""Unique, safe Python names for nodes and for the globals of generated code.
+
+Every node name becomes a variable of the generated ``forward``, and every
+function it calls becomes a global of that code, so all of them must be
+valid identifiers, distinct, and never shadow a keyword or a builtin that
+the code relies on.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import math
+import re
+from typing import Any
+
+# Names the generated code binds as globals on its own, whatever the graph.
+custom_builtins: dict[str, Any] = {"inf": math.inf, "nan": math.nan, "NoneType": type(None)}
+
+# Names a node or global may never take (unless it *is* that object).
+# The package names of `node.path_printed_packages` are added here too.
+illegal_names: dict[str, Any] = {k: object() for k in keyword.kwlist}
+illegal_names.update(builtins.__dict__)
+illegal_names.update(custom_builtins)
+illegal_names["tensor"] = object()
+
+
+def reserve_name(name: str, obj: Any = None) -> None:
+    """Forbid ``name`` for nodes and globals (a framework package, say)."""
+    illegal_names[name] = object() if obj is None else obj
+
+
+_camel = re.compile(r"(?<=[a-z])([A-Z])")
+_illegal_chars = re.compile(r"[^0-9a-zA-Z_]+")
+# A candidate splits into a base and an optional numeric suffix: add_3 -> (add, 3).
+_name_re = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")
+
+
+def snake_case(s: str) -> str:
+    """``pascalCase`` -> ``pascal_case``, ``ALL_CAPS`` -> ``all_caps``."""
+    return _camel.sub(r"_\1", s).lower()
+
+
+# --8<-- [start:namespace]
+class Namespace:
+    """Hands out unique identifiers: ``add``, ``add_1``, ``add_2`` ...
+
+    The same object always gets the same name. A per-base counter makes each
+    new name O(1) on average, so naming n nodes costs O(n), not O(n^2).
+    """
+
+    def __init__(self) -> None:
+        self._obj_to_name: dict[int, str] = {}
+        self._objs: list[Any] = []  # keeps objects alive so their ids stay theirs
+        self._used: set[str] = set()
+        self._base_count: dict[str, int] = {}
+
+    def create_name(self, candidate: str, obj: Any = None) -> str:
+        """A fresh identifier close to ``candidate`` (the old one if ``obj`` has one)."""
+        if obj is not None and id(obj) in self._obj_to_name:
+            return self._obj_to_name[id(obj)]
+        match = _name_re.match(candidate)
+        if match is None:
+            candidate = _illegal_chars.sub("_", candidate) or "_unnamed"
+            if candidate[0].isdigit():
+                candidate = "_" + candidate
+            match = _name_re.match(candidate)
+            assert match is not None
+        base, num_text = match.group(1, 2)
+        if num_text is None or candidate in self._used:
+            num = self._base_count.get(base, 0)
+            if illegal_names.get(candidate, obj) is not obj:
+                num += 1
+                candidate = f"{base}_{num}"
+        else:
+            num = int(num_text)
+        while candidate in self._used:
+            num += 1
+            candidate = f"{base}_{num}"
+        self._used.add(candidate)
+        self._base_count[base] = num
+        if obj is not None:
+            self.associate_name_with_obj(candidate, obj)
+        return candidate
+
+    def associate_name_with_obj(self, name: str, obj: Any) -> None:
+        """Record that ``obj`` is called ``name`` (a name already handed out)."""
+        self._used.add(name)
+        if id(obj) not in self._obj_to_name:
+            self._obj_to_name[id(obj)] = name
+            self._objs.append(obj)
+# --8<-- [end:namespace]

@@ -1,0 +1,369 @@
+"""One instruction of the IR: a Node.
+
+A Node is one line of the program a Graph holds: an opcode (``op``), the thing
+it applies (``target``), its inputs (``args`` and ``kwargs``, which may name
+other Nodes, nested inside tuples, lists, dicts and slices) and a unique
+``name`` that becomes the variable in generated code. Each Node also knows who
+reads it (``users``), so that rewriting a graph never needs a search.
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .graph import Graph
+
+# What a node applies: a function for call_function, a string otherwise.
+Target = Callable[..., Any] | str
+# What may appear in args and kwargs: constants, Nodes, and containers of them.
+Argument = Any
+
+OPCODES = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
+
+# Functions whose call must survive dead-code elimination even when nobody
+# reads the result. Frameworks add theirs through `register_side_effect`.
+_side_effectful_functions: set[Any] = {builtins.print}
+
+
+def register_side_effect(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``fn`` as impure: ``eliminate_dead_code`` keeps its calls."""
+    _side_effectful_functions.add(fn)
+    return fn
+
+
+# --8<-- [start:qualified_name]
+# Top-level packages whose functions print by their dotted path, with the
+# package itself bound as a global of the generated code: ``tensor.sigmoid(x)``
+# (torch.fx does the same for ``torch``; the torch adapter adds it here).
+path_printed_packages: set[str] = {"tensor"}
+
+# Hooks that may spell a target their own way: each takes the target and
+# returns a qualified name or None. The torch adapter registers one.
+qualified_name_hooks: list[Callable[[Any], str | None]] = []
+
+# Module spellings fixed by hand (objects whose __module__ is not importable).
+_module_fixups: dict[str, str] = {"torch._ops": "torch.ops"}
+
+
+def _resolve(module_name: str, qualname: str) -> Any:
+    """The object reached by ``module_name`` then the attribute path ``qualname``."""
+    obj: Any = sys.modules.get(module_name)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def qualified_name(func: Any) -> str:
+    """The dotted name a target is known by: ``tensor.sigmoid``, ``getattr``.
+
+    Built from ``__module__`` and ``__qualname__``; private module segments
+    are dropped while the public parent still exposes the same object, so a
+    function defined in ``tensor._functions`` and re-exported as
+    ``tensor.sigmoid`` prints as ``tensor.sigmoid``.
+    """
+    for hook in qualified_name_hooks:
+        name = hook(func)
+        if name is not None:
+            return name
+    name = getattr(func, "__name__", None)
+    if name is not None and getattr(builtins, name, None) is func:
+        return name
+    qualname = getattr(func, "__qualname__", None) or name
+    if qualname is None:
+        raise RuntimeError(f"cannot name target {func!r}: it has no __name__")
+    module = getattr(func, "__module__", None) or "__unknown__"
+    if _resolve(module, qualname) is not func and name and _resolve(module, name) is func:
+        qualname = name  # a C function whose __qualname__ names a hidden class
+    if "<" in qualname:  # a lambda or a local function: no path reaches it
+        qualname = name if name != "<lambda>" else "lambda_"
+    module = _module_fixups.get(module, module)
+    parts = module.split(".")
+    while len(parts) > 1 and any(p.startswith("_") for p in parts[1:]):
+        parent = ".".join(parts[:-1])
+        if _resolve(parent, qualname) is not func:
+            break
+        parts = parts[:-1]
+    return f"{'.'.join(parts)}.{qualname}"
+
+
+def pretty_target(target: Any) -> str:
+    """How ``str(graph)`` names a target: builtins and operators get a prefix."""
+    if isinstance(target, str):
+        return target
+    module = getattr(target, "__module__", None)
+    name = getattr(target, "__name__", None)
+    if name is not None and module == "builtins":
+        return f"builtins.{name}"
+    if name is not None and module == "_operator":
+        return f"operator.{name}"
+    try:
+        return qualified_name(target)
+    except RuntimeError:  # an object with no name (a functools.partial ...)
+        return repr(target)
+# --8<-- [end:qualified_name]
+
+
+def type_repr(obj: Any) -> str:
+    """A short spelling of a type annotation (``int``, ``tensor.Tensor``)."""
+    if isinstance(obj, type) and not isinstance(obj, types.GenericAlias):
+        if obj.__module__ == "builtins":
+            return obj.__qualname__
+        return qualified_name(obj)
+    if obj is ...:
+        return "..."
+    if isinstance(obj, types.FunctionType):
+        return obj.__name__
+    return repr(obj)
+
+
+def _format_arg(arg: Any) -> str:
+    """An argument as ``str(graph)`` prints it: Nodes as ``%name``."""
+    if isinstance(arg, list):
+        return "[" + ", ".join(_format_arg(a) for a in arg) + "]"
+    if isinstance(arg, tuple):
+        items = ", ".join(_format_arg(a) for a in arg)
+        return f"({items},)" if len(arg) == 1 else f"({items})"
+    if isinstance(arg, dict):
+        return "{" + ", ".join(f"{k}: {_format_arg(v)}" for k, v in arg.items()) + "}"
+    if isinstance(arg, Node):
+        return "%" + arg.name
+    return str(arg)
+
+
+# --8<-- [start:node_class]
+class Node:
+    """One operation in a Graph.
+
+    ``op`` is one of the six opcodes:
+
+    - ``placeholder``: an input of the function; ``target`` is its name.
+    - ``get_attr``: fetch a parameter or buffer; ``target`` is its dotted path.
+    - ``call_function``: call ``target``, a Python callable.
+    - ``call_method``: call the method named ``target`` on ``args[0]``.
+    - ``call_module``: call the submodule at the dotted path ``target``.
+    - ``output``: return ``args[0]``.
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        name: str,
+        op: str,
+        target: Target,
+        args: tuple[Argument, ...],
+        kwargs: dict[str, Argument],
+        return_type: Any = None,
+    ) -> None:
+        if op not in OPCODES:
+            raise ValueError(f"Node {name}: unknown op {op!r}; expected one of {OPCODES}")
+        if op == "call_function" and not callable(target):
+            raise ValueError(f"Node {name}: call_function target {target!r} is not callable")
+        if op != "call_function" and not isinstance(target, str):
+            raise ValueError(f"Node {name}: {op} needs a string target, got {target!r}")
+        self.graph = graph
+        self.name = name
+        self.op = op
+        self.target = target
+        self.type = return_type
+        self.meta: dict[str, Any] = {}
+        # The Nodes this one reads, and the Nodes that read this one. Both are
+        # dicts used as ordered sets: membership and removal are O(1), and
+        # unlike a set the order is the order of insertion, so walking users
+        # (for replace_all_uses_with, printing, passes) is deterministic.
+        self._input_nodes: dict[Node, None] = {}
+        self.users: dict[Node, None] = {}
+        # Neighbours in the graph's circular list; a fresh node points at itself.
+        self._prev: Node = self
+        self._next: Node = self
+        self._erased = False
+        self._args: tuple[Argument, ...] = ()
+        self._kwargs: dict[str, Argument] = {}
+        self._update_args_kwargs(args, kwargs)
+
+    # -- neighbours -------------------------------------------------------
+    @property
+    def next(self) -> Node:
+        """The next node in the graph (the root sentinel after the last one)."""
+        return self._next
+
+    @property
+    def prev(self) -> Node:
+        """The previous node in the graph."""
+        return self._prev
+
+    def prepend(self, x: Node) -> None:
+        """Move (or insert) ``x`` just before this node, in the same graph."""
+        if x is self:
+            raise ValueError(f"cannot prepend node {self.name} to itself")
+        if x.graph is not self.graph:
+            raise ValueError(f"node {x.name} belongs to another graph than {self.name}")
+        x._remove_from_list()
+        p = self._prev
+        p._next, x._prev = x, p
+        x._next, self._prev = self, x
+
+    def append(self, x: Node) -> None:
+        """Move (or insert) ``x`` just after this node."""
+        self._next.prepend(x)
+
+    def _remove_from_list(self) -> None:
+        p, n = self._prev, self._next
+        p._next, n._prev = n, p
+        self._prev = self._next = self
+
+    # -- inputs and users -------------------------------------------------
+    @property
+    def args(self) -> tuple[Argument, ...]:
+        """Positional arguments; assigning them keeps ``users`` in sync."""
+        return self._args
+
+    @args.setter
+    def args(self, a: tuple[Argument, ...]) -> None:
+        self._update_args_kwargs(a, self._kwargs)
+
+    @property
+    def kwargs(self) -> dict[str, Argument]:
+        """Keyword arguments; assigning them keeps ``users`` in sync."""
+        return self._kwargs
+
+    @kwargs.setter
+    def kwargs(self, k: dict[str, Argument]) -> None:
+        self._update_args_kwargs(self._args, k)
+
+    @property
+    def all_input_nodes(self) -> list[Node]:
+        """Every Node this one reads, in order of first appearance."""
+        return list(self._input_nodes)
+
+    def _update_args_kwargs(self, new_args: tuple[Argument, ...], new_kwargs: dict) -> None:
+        for old in self._input_nodes:
+            old.users.pop(self, None)
+        self._input_nodes = {}
+        collect = self._input_nodes.setdefault
+        self._args = map_aggregate(tuple(new_args), lambda a: _collect(a, collect))
+        self._kwargs = map_aggregate(dict(new_kwargs), lambda a: _collect(a, collect))
+        for new in self._input_nodes:
+            new.users.setdefault(self)
+
+    def update_arg(self, idx: int, arg: Argument) -> None:
+        """Set ``args[idx]`` to ``arg``."""
+        args = list(self._args)
+        args[idx] = arg
+        self.args = tuple(args)
+
+    def update_kwarg(self, key: str, arg: Argument) -> None:
+        """Set ``kwargs[key]`` to ``arg``."""
+        self.kwargs = {**self._kwargs, key: arg}
+
+    def replace_input_with(self, old_input: Node, new_input: Node) -> None:
+        """Make this node read ``new_input`` wherever it read ``old_input``."""
+        swap = lambda n: new_input if n is old_input else n  # noqa: E731
+        self._update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
+
+    def replace_all_uses_with(
+        self,
+        replace_with: Node,
+        delete_user_cb: Callable[[Node], bool] | None = None,
+        *,
+        propagate_meta: bool = False,
+    ) -> list[Node]:
+        """Make every user of this node read ``replace_with`` instead.
+
+        ``delete_user_cb(user)`` may return False to keep a user unchanged.
+        Returns the users that were changed.
+        """
+        if propagate_meta:
+            if replace_with.meta:
+                raise RuntimeError(
+                    f"propagate_meta: {replace_with.name} already has meta; it would be lost"
+                )
+            replace_with.meta.update(self.meta)
+        changed = []
+        for user in list(self.users):
+            if user is replace_with or (delete_user_cb is not None and not delete_user_cb(user)):
+                continue
+            user.replace_input_with(self, replace_with)
+            changed.append(user)
+        return changed
+
+    # -- metadata ---------------------------------------------------------
+    @property
+    def stack_trace(self) -> str | None:
+        """The user's source location that produced this node (kept in ``meta``)."""
+        return self.meta.get("stack_trace")
+
+    @stack_trace.setter
+    def stack_trace(self, trace: str | None) -> None:
+        self.meta["stack_trace"] = trace
+
+    def is_impure(self) -> bool:
+        """True if removing this node could change what the program does."""
+        if self.op in ("placeholder", "output"):
+            return True
+        if self.op == "call_function":
+            return self.target in _side_effectful_functions
+        if self.op == "call_module" and self.graph.owning_module is not None:
+            try:
+                module = self.graph.owning_module.get_submodule(self.target)
+            except AttributeError:
+                return False
+            return bool(getattr(module, "_is_impure", False))
+        return False
+
+    # -- printing ---------------------------------------------------------
+    def format_node(self) -> str:
+        """This node as one line of ``str(graph)``."""
+        users = f"[num_users={len(self.users)}]"
+        typ = f"{type_repr(self.type)} " if self.type is not None else ""
+        if self.op == "placeholder":
+            default = f"(default={self._args[0]})" if self._args else ""
+            return f"%{self.name} : {typ}{users} = placeholder[target={self.target}]{default}"
+        if self.op == "get_attr":
+            return f"%{self.name} : {typ}{users} = get_attr[target={self.target}]"
+        if self.op == "output":
+            return f"return {self._args[0]}"
+        return (
+            f"%{self.name} : {typ}{users} = {self.op}[target={pretty_target(self.target)}]"
+            f"(args = {_format_arg(self._args)}, kwargs = {_format_arg(self._kwargs)})"
+        )
+
+    def __repr__(self) -> str:
+        return self.name
+# --8<-- [end:node_class]
+
+
+def _collect(a: Argument, collect: Callable[[Node], Any]) -> Argument:
+    if isinstance(a, Node):
+        collect(a)
+    return a
+
+
+# --8<-- [start:map_aggregate]
+def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
+    """Apply ``fn`` to every leaf of ``a``, keeping its structure.
+
+    Tuples (named tuples too), lists, dicts and slices are walked; everything
+    else, Nodes included, is a leaf.
+    """
+    if isinstance(a, tuple):
+        items = [map_aggregate(x, fn) for x in a]
+        return type(a)(*items) if hasattr(a, "_fields") else tuple(items)
+    if isinstance(a, list):
+        return [map_aggregate(x, fn) for x in a]
+    if isinstance(a, dict):
+        return {k: map_aggregate(v, fn) for k, v in a.items()}
+    if isinstance(a, slice):
+        return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn),
+                     map_aggregate(a.step, fn))
+    return fn(a)
+
+
+def map_arg(a: Argument, fn: Callable[[Node], Argument]) -> Argument:
+    """Apply ``fn`` to every Node inside ``a``; other leaves stay as they are."""
+    return map_aggregate(a, lambda x: fn(x) if isinstance(x, Node) else x)
+# --8<-- [end:map_aggregate]

@@ -1,0 +1,150 @@
+"""Graph editing: erase, insert points, copies, dead code (against torch.fx where it matters)."""
+
+import builtins
+import copy
+import operator
+
+import pytest
+import torch.fx as tfx
+
+import minifx
+
+pytestmark = pytest.mark.ch03
+
+
+def straight(fx, n=5):
+    g = fx.Graph()
+    v = g.placeholder("x")
+    for _ in range(n):
+        v = g.call_function(operator.add, (v, 1))
+    g.output(v)
+    return g
+
+
+def test_nodes_view_len_and_reversed():
+    g = straight(minifx)
+    assert len(g.nodes) == 7
+    assert [n.name for n in reversed(g.nodes)] == [n.name for n in list(g.nodes)[::-1]]
+
+
+def test_erase_node_with_users_names_them():
+    g = straight(minifx, 2)
+    add = next(n for n in g.nodes if n.name == "add")
+    with pytest.raises(RuntimeError, match=r"add still has 1 user\(s\): add_1"):
+        g.erase_node(add)
+
+
+def test_erase_while_iterating_forward_and_backward():
+    g = straight(minifx)
+    for node in g.nodes:
+        if node.op == "call_function":
+            node.replace_all_uses_with(node.args[0])
+            g.erase_node(node)
+    assert [n.op for n in g.nodes] == ["placeholder", "output"]
+    g.lint()
+    g = straight(minifx)
+    g.output_node.args = (next(iter(g.nodes)),)
+    visited = [n.name for n in reversed(g.nodes)]
+    g.eliminate_dead_code()
+    assert visited == ["output", "add_4", "add_3", "add_2", "add_1", "add", "x"]
+    assert len(g.nodes) == 2
+
+
+def test_erase_the_next_node_during_iteration():
+    g = straight(minifx)
+    seen = []
+    for node in g.nodes:
+        seen.append(node.name)
+        if node.name == "add_1":
+            nxt = node.next
+            nxt.replace_all_uses_with(node)
+            g.erase_node(nxt)
+    assert seen == ["x", "add", "add_1", "add_3", "add_4", "output"]
+    g.lint()
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_insert_points_match_torch_fx(where):
+    def edit(fx):
+        g = straight(fx, 2)
+        anchor = list(g.nodes)[1]
+        ctx = g.inserting_before(anchor) if where == "before" else g.inserting_after(anchor)
+        with ctx:
+            g.call_function(operator.mul, (anchor.prev, 2))
+            g.call_function(operator.sub, (anchor.prev, 3))
+        g.call_function(operator.neg, (anchor,))  # back at the end, after output
+        return [n.name for n in g.nodes]
+
+    assert edit(minifx) == edit(tfx)
+
+
+def test_insert_before_none_goes_first():
+    g = straight(minifx, 1)
+    with g.inserting_before(None):
+        g.placeholder("first")
+    assert next(iter(g.nodes)).name == "first"
+
+
+def test_node_copy_and_graph_copy():
+    src = straight(minifx, 3)
+    for n in src.nodes:
+        n.meta["tag"] = n.name
+    dst = minifx.Graph()
+    val_map = {}
+    out = dst.graph_copy(src, val_map)
+    dst.output(out)
+    assert str(dst) == str(src)
+    assert all(val_map[n].meta == n.meta for n in src.nodes if n.op != "output")
+    dst.lint()
+
+
+def test_deepcopy_graph_is_independent():
+    g = straight(minifx, 3)
+    h = copy.deepcopy(g)
+    assert str(h) == str(g)
+    assert not set(h.nodes) & set(g.nodes)
+    h.lint()
+
+
+def test_find_nodes():
+    g = straight(minifx, 3)
+    assert [n.name for n in g.find_nodes(op="call_function", target=operator.add)] == [
+        "add", "add_1", "add_2"]
+    assert g.find_nodes(op="placeholder")[0].name == "x"
+    assert g.find_nodes(op="call_function", target=operator.mul) == []
+
+
+def test_eliminate_dead_code_keeps_impure():
+    g = minifx.Graph()
+    x = g.placeholder("x")
+    dead = g.call_function(operator.add, (x, 1))
+    g.call_function(operator.mul, (dead, 2))
+    g.call_function(builtins.print, (x,))
+    unused = g.placeholder("unused")
+    g.output(x)
+    assert g.eliminate_dead_code() is True
+    assert [n.name for n in g.nodes] == ["x", "print_1", "unused", "output"]
+    assert unused in g.nodes
+    assert g.eliminate_dead_code() is False
+
+
+def test_second_output_refused():
+    g = straight(minifx, 1)
+    with pytest.raises(RuntimeError, match="already has an output node"):
+        g.output(None)
+
+
+def test_on_generate_code():
+    g = straight(minifx, 1)
+    add_comment = lambda old: lambda body: ["# edited\n", *body]  # noqa: E731
+    with g.on_generate_code(add_comment):
+        assert "# edited" in g.python_code().src
+    assert "# edited" not in g.python_code().src
+
+
+def test_print_tabular(capsys):
+    straight(minifx, 1).print_tabular()
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["opcode", "name", "target", "args", "kwargs"]
+    assert out[-1].split()[:2] == ["output", "output"]
+    assert any("operator.add" in line for line in out)
