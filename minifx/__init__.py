@@ -1,0 +1,19 @@
+"""minifx: torch.fx rebuilt from scratch, one idea per file.
+
+``import minifx as fx`` gives the names the lessons take from ``torch.fx``.
+"""
+
+from .graph import Graph
+from .graph_module import GraphModule
+from .interpreter import Interpreter
+from .node import Node, map_arg
+from .proxy import Proxy
+from .tracer import Tracer, symbolic_trace, wrap
+from .transformer import Transformer
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Graph", "GraphModule", "Interpreter", "Node", "Proxy", "Tracer", "Transformer", "map_arg",
+    "symbolic_trace", "wrap",
+]

@@ -1,0 +1,1 @@
+"""One file per tensor library that minifx can trace: its answers to ``Framework``."""

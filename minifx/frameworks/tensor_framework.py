@@ -1,0 +1,75 @@
+"""The ``tensor`` library's answers to the Framework questions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tensor
+import tensor.nn
+import tensor.nn.functional
+
+from .._framework import Framework
+
+# Operators that torch passes to __torch_function__ as the named Tensor method
+# (``c + x`` with ``c`` a tensor records ``c.add(x)``); the others keep their
+# special name (``c.__getitem__(x)``, ``c.__and__(x)``), as torch.fx records them.
+_OPERATOR_METHODS = {
+    "__add__": "add",
+    "__sub__": "sub",
+    "__mul__": "mul",
+    "__truediv__": "div",
+    "__matmul__": "matmul",
+    "__pow__": "pow",
+    "__gt__": "gt",
+    "__lt__": "lt",
+    "__ge__": "ge",
+    "__le__": "le",
+    "__eq__": "eq",
+    "__ne__": "ne",
+    "__neg__": "neg",
+}
+
+
+def _is_tensor_method(func: Callable[..., Any]) -> bool:
+    name = getattr(func, "__name__", None)
+    return name is not None and any(
+        cls.__dict__.get(name) is func for cls in tensor.Tensor.__mro__ if cls is not object
+    )
+
+
+class TensorFramework(Framework):
+    name = "tensor"
+    module_class = tensor.nn.Module
+    constant_types = (type(tensor.float32),)
+
+    def is_leaf_module(self, module: Any, qualname: str) -> bool:
+        return type(module).__module__.startswith("tensor.nn") and not isinstance(
+            module, tensor.nn.Sequential
+        )
+
+    def is_tensor(self, obj: Any) -> bool:
+        return isinstance(obj, tensor.Tensor)
+
+    def is_parameter(self, obj: Any) -> bool:
+        return isinstance(obj, tensor.nn.Parameter)
+
+    def method_name(self, func: Callable[..., Any]) -> str | None:
+        if not _is_tensor_method(func):
+            return None
+        return _OPERATOR_METHODS.get(func.__name__, func.__name__)
+
+    def function_prefix(self, fn: Callable[..., Any]) -> str | None:
+        name = getattr(fn, "__name__", None)
+        for path, module in (("tensor", tensor), ("tensor.nn.functional", tensor.nn.functional)):
+            if name is not None and getattr(module, name, None) is fn:
+                return path
+        return None
+
+    def assert_function(self) -> Callable[[Any, str], Any]:
+        from ..tracer import _assert
+
+        return _assert
+
+
+TENSOR = TensorFramework()

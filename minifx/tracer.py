@@ -1,0 +1,462 @@
+"""Tracer: run a module on Proxies and keep the Graph they record.
+
+``Tracer().trace(root)`` makes one ``placeholder`` per parameter of
+``root.forward``, calls ``forward`` with Proxies in place of tensors, and
+records what happens: submodule calls (``call_module`` for leaves, traced
+through otherwise), parameter and buffer reads (``get_attr``), and everything
+the Proxies record themselves. Each step is a method, so a subclass can
+change one decision (which modules are leaves, how a constant is stored)
+without rewriting the rest.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import math
+import types
+import warnings
+from collections.abc import Callable, Iterator
+from itertools import count
+from types import ModuleType
+from typing import Any
+
+from ._framework import Framework, framework_of, framework_of_function, loaded_frameworks
+from .graph import Graph
+from .node import Argument, Node, map_aggregate, register_side_effect
+from .proxy import Proxy, TracerBase, user_location
+
+_HAS_VARSTUFF = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+# --8<-- [start:asserts]
+@register_side_effect
+def _assert(condition: Any, message: str) -> None:
+    """Checks, at run time, a value that ``concrete_args`` fixed during the trace."""
+    if not condition:
+        raise AssertionError(message)
+
+
+@register_side_effect
+def _assert_is_none(value: Any, message: str) -> None:
+    """Checks, at run time, that an argument fixed to ``None`` is still ``None``."""
+    if value is not None:
+        raise AssertionError(message)
+# --8<-- [end:asserts]
+
+
+# --8<-- [start:patcher]
+class _Patcher:
+    """Sets attributes (or dict entries) for the length of a trace, then puts
+    every original back, in reverse order, even when the trace raises."""
+
+    def __init__(self) -> None:
+        self._undo: list[Callable[[], None]] = []
+
+    def __enter__(self) -> _Patcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+    def patch_attr(self, owner: Any, name: str, value: Any) -> None:
+        missing = name not in vars(owner)
+        original = vars(owner).get(name)
+        setattr(owner, name, value)
+        self._undo.append(
+            (lambda: delattr(owner, name)) if missing else (lambda: setattr(owner, name, original))
+        )
+
+    def patch_dict(self, d: dict, name: str, value: Any) -> None:
+        missing = name not in d
+        original = d.get(name)
+        d[name] = value
+
+        def undo() -> None:
+            if missing:
+                d.pop(name, None)
+            else:
+                d[name] = original
+
+        self._undo.append(undo)
+# --8<-- [end:patcher]
+
+
+# --8<-- [start:wrap]
+# (id of a module's globals, function name) -> those globals: the functions
+# that `wrap` asked to record as single call_function nodes.
+_wrapped_fns_to_patch: dict[tuple[int, str], dict[str, Any]] = {}
+
+
+def wrap(fn_or_name: str | Callable[..., Any]) -> Any:
+    """Record calls of a global function as one ``call_function`` node.
+
+    Call it at the top level of the module that uses the function, with the
+    function's name (``minifx.wrap("my_len")``, builtins such as ``"len"``
+    work too) or as a decorator. While tracing, that module's global of this
+    name is replaced by a version that records a node whenever a Proxy is
+    among its arguments, so the body (which may use control flow) is not
+    traced.
+    """
+    if callable(fn_or_name):
+        name = fn_or_name.__code__.co_name
+    elif isinstance(fn_or_name, str):
+        name = fn_or_name
+    else:
+        raise TypeError(f"wrap expects a function or a function name, not {fn_or_name!r}")
+    frame = inspect.currentframe()
+    caller = frame.f_back if frame is not None else None
+    if caller is None or caller.f_code.co_name != "<module>":
+        raise NotImplementedError("wrap must be called at the top level of a module")
+    _wrapped_fns_to_patch[(id(caller.f_globals), name)] = caller.f_globals
+    return fn_or_name
+
+
+def _find_proxy(*values: Any) -> Proxy | None:
+    found: list[Proxy] = []
+
+    def look(a: Any) -> Any:
+        if isinstance(a, Proxy) and not found:
+            found.append(a)
+        return a
+
+    map_aggregate(values, look)
+    return found[0] if found else None
+
+
+def _recording(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, but recorded as one node when a Proxy is among its arguments."""
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        proxy = _find_proxy(args, kwargs)
+        if proxy is not None:
+            return proxy.tracer.create_proxy("call_function", fn, args, kwargs)
+        return fn(*args, **kwargs)
+
+    wrapped.__wrapped__ = fn  # type: ignore[attr-defined]
+    return wrapped
+# --8<-- [end:wrap]
+
+
+# --8<-- [start:tracer_class]
+class Tracer(TracerBase):
+    """Turns a module or a function into a Graph by running it on Proxies.
+
+    Override a hook to change one decision:
+
+    - ``is_leaf_module(m, qualname)``: record ``m(...)`` as one ``call_module``?
+    - ``call_module(m, forward, args, kwargs)``: what to do at a submodule call
+    - ``getattr(attr, attr_val, parameter_proxy_cache)``: a module attribute read
+    - ``create_args_for_root(root_fn, is_module, concrete_args)``: the inputs
+    - ``create_arg(a)``: how a value is stored in a node's arguments
+    - ``create_proxy`` / ``create_node``: every recorded operation
+    """
+
+    # torch.fx's default: a buffer read inside forward stays a tensor until an
+    # operation uses it; create_arg then records a get_attr at each use.
+    proxy_buffer_attributes: bool = False
+
+    def __init__(
+        self,
+        autowrap_modules: tuple[ModuleType, ...] = (math,),
+        autowrap_functions: tuple[Callable[..., Any], ...] = (),
+    ) -> None:
+        super().__init__()
+        # Functions recorded as leaves without `wrap`, when a traced forward
+        # calls them through its globals (math.sqrt(x.size(0)) ...).
+        self._autowrap_function_ids: set[int] = {
+            id(value)
+            for module in autowrap_modules
+            for name, value in vars(module).items()
+            if not name.startswith("_") and callable(value)
+        }
+        self._autowrap_function_ids.update(id(f) for f in autowrap_functions)
+        # Modules whose own functions are patched too, so `math.sqrt(n)` records.
+        self._autowrap_search: list[ModuleType] = list(autowrap_modules)
+        self.submodule_paths: dict[Any, str] | None = None
+
+    # --8<-- [start:trace]
+    def trace(self, root: Any, concrete_args: dict[str, Any] | None = None) -> Graph:
+        """Run ``root`` (a module or a function) on Proxies and return the Graph."""
+        framework = framework_of(root)
+        is_module = framework.is_module(root)
+        if is_module:
+            framework.check_traced_through(root, "")
+            self.root = root
+            fn = type(root).forward
+        else:
+            framework = framework_of_function(root)
+            self.root = framework.module_class()
+            fn = root
+        self.framework: Framework = framework
+        self.graph = Graph()
+        self.submodule_paths = {mod: name for name, mod in self.root.named_modules()}
+        self.tensor_attrs: dict[int, tuple[Any, str]] = {}
+        self._collect_tensor_attrs()
+
+        fn_globals = fn.__globals__
+        return_type = fn.__annotations__.get("return")
+        fn, args = self.create_args_for_root(fn, is_module, concrete_args)
+        parameter_proxy_cache: dict[str, Proxy] = {}
+
+        with _Patcher() as patcher:
+            self._patch_modules(patcher, parameter_proxy_cache)
+            self._patch_wrapped_functions(patcher, fn_globals)
+            result = fn(*args)
+            self.create_node("output", "output", (self.create_arg(result),), {},
+                             type_expr=return_type)
+        self.submodule_paths = None
+        return self.graph
+    # --8<-- [end:trace]
+
+    def _collect_tensor_attrs(self) -> None:
+        """Remember every plain tensor attribute of the root, by identity."""
+        for prefix, module in self.root.named_modules():
+            for name, value in vars(module).items():
+                if any(fw.is_tensor(value) for fw in loaded_frameworks()):
+                    qualname = f"{prefix}.{name}" if prefix else name
+                    self.tensor_attrs.setdefault(id(value), (value, qualname))
+
+    def _patch_modules(self, patcher: _Patcher, cache: dict[str, Proxy]) -> None:
+        """Route attribute reads and calls of every module class through our hooks."""
+        tracer = self
+        for framework in loaded_frameworks():
+            module_class = framework.module_class
+            original_getattr = module_class.__getattr__
+            original_call = module_class.__call__
+
+            def module_getattr(mod: Any, attr: str, _orig: Callable = original_getattr) -> Any:
+                return tracer.getattr(attr, _orig(mod, attr), cache)
+
+            def module_call(mod: Any, *args: Any, _orig: Callable = original_call,
+                            **kwargs: Any) -> Any:
+                def forward(*args: Any, **kwargs: Any) -> Any:
+                    return _orig(mod, *args, **kwargs)
+
+                forward_globals = getattr(getattr(mod, "forward", None), "__globals__", {})
+                tracer._patch_autowrap(patcher, forward_globals)
+                return tracer.call_module(mod, forward, args, kwargs)
+
+            patcher.patch_attr(module_class, "__getattr__", module_getattr)
+            patcher.patch_attr(module_class, "__call__", module_call)
+
+    def _patch_wrapped_functions(self, patcher: _Patcher, fn_globals: dict[str, Any]) -> None:
+        for (_, name), module_globals in _wrapped_fns_to_patch.items():
+            original = module_globals.get(name, getattr(builtins, name, None))
+            if original is None:
+                raise NameError(f"minifx.wrap('{name}'): no function of that name to wrap")
+            patcher.patch_dict(module_globals, name, _recording(original))
+        self._patch_autowrap(patcher, fn_globals)
+        for module in self._autowrap_search:
+            self._patch_autowrap(patcher, vars(module))
+
+    def _patch_autowrap(self, patcher: _Patcher, module_globals: dict[str, Any]) -> None:
+        for name, value in list(module_globals.items()):
+            if not name.startswith("_") and id(value) in self._autowrap_function_ids:
+                patcher.patch_dict(module_globals, name, _recording(value))
+
+    # --8<-- [start:hooks]
+    def is_leaf_module(self, m: Any, module_qualified_name: str) -> bool:
+        """Built-in ``nn`` modules are leaves (asked of their framework)."""
+        return framework_of(m).is_leaf_module(m, module_qualified_name)
+
+    def path_of_module(self, mod: Any) -> str:
+        """The qualified name of ``mod`` inside the root (``"layer1.conv"``)."""
+        if self.submodule_paths is not None:
+            path = self.submodule_paths.get(mod)
+            if path is not None:
+                return path
+        for name, candidate in self.root.named_modules():
+            if candidate is mod:
+                return name
+        raise NameError(
+            f"module {type(mod).__name__} is not installed as a submodule of the traced "
+            f"{type(self.root).__name__} (called at {user_location()}); assign it to an "
+            "attribute of the root or of one of its submodules"
+        )
+
+    def call_module(self, m: Any, forward: Callable[..., Any], args: tuple[Any, ...],
+                    kwargs: dict[str, Any]) -> Any:
+        """A submodule call: one ``call_module`` node for a leaf, else trace into it."""
+        module_qualified_name = self.path_of_module(m)
+        if not self.is_leaf_module(m, module_qualified_name):
+            framework_of(m).check_traced_through(m, module_qualified_name)
+            return forward(*args, **kwargs)
+        return self.create_proxy("call_module", module_qualified_name, args, kwargs)
+
+    def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict[str, Any]) -> Any:
+        """``self.<attr>`` inside forward: parameters (and buffers) become ``get_attr``."""
+        framework = framework_of(attr_val)
+        if framework.is_parameter(attr_val):
+            found = self._proxy_for_attr(attr_val, self.root.named_parameters(),
+                                         parameter_proxy_cache)
+            if found is not None:
+                return found
+        if self.proxy_buffer_attributes and framework.is_tensor(attr_val):
+            found = self._proxy_for_attr(attr_val, self.root.named_buffers(),
+                                         parameter_proxy_cache)
+            if found is not None:
+                return found
+        return attr_val
+
+    def _proxy_for_attr(self, attr_val: Any, named: Iterator[tuple[str, Any]],
+                        cache: dict[str, Any]) -> Proxy | None:
+        for name, candidate in named:
+            if candidate is attr_val:
+                if name not in cache:
+                    cache[name] = self.create_proxy("get_attr", name, (), {})
+                return cache[name]
+        return None
+
+    def create_arg(self, a: Any) -> Argument:
+        """Parameters, buffers and submodules of the root become ``get_attr`` nodes;
+        other tensors become constants stored on the root as ``_tensor_constant<i>``."""
+        if isinstance(a, Proxy):  # the common case, first
+            return a.node
+        framework = framework_of(a)
+        if framework.is_parameter(a):
+            for name, param in self.root.named_parameters():
+                if a is param:
+                    return self.create_node("get_attr", name, (), {})
+            raise NameError(f"parameter is not a member of this module (at {user_location()})")
+        if framework.is_tensor(a):
+            for name, buffer in self.root.named_buffers():
+                if a is buffer:
+                    return self.create_node("get_attr", name, (), {})
+            return self._tensor_constant(a)
+        if framework.is_module(a):
+            for name, module in self.root.named_modules():
+                if a is module:
+                    return self.create_node("get_attr", name, (), {})
+            raise NameError(f"module is not installed as a submodule (at {user_location()})")
+        return super().create_arg(a)
+
+    def _tensor_constant(self, value: Any) -> Node:
+        known = self.tensor_attrs.get(id(value))
+        if known is not None and known[0] is value:
+            qualname = known[1]
+        else:
+            qualname = next(f"_tensor_constant{i}" for i in count()
+                            if not hasattr(self.root, f"_tensor_constant{i}"))
+            self.tensor_attrs[id(value)] = (value, qualname)
+            setattr(self.root, qualname, value)
+        return self.create_node("get_attr", qualname, (), {})
+    # --8<-- [end:hooks]
+
+    # --8<-- [start:create_args_for_root]
+    def create_args_for_root(self, root_fn: Callable[..., Any], is_module: bool,
+                             concrete_args: dict[str, Any] | tuple | None = None,
+                             ) -> tuple[Callable[..., Any], list[Any]]:
+        """One placeholder per parameter of ``root_fn``, named after it.
+
+        ``*args`` and ``**kwargs`` become one placeholder each (``*args`` is
+        passed as a single value, so ``root_fn`` is rebuilt without the star);
+        a parameter given in ``concrete_args`` is fixed to that value.
+        """
+        fn = inspect.unwrap(root_fn)
+        code = fn.__code__
+        total_args = code.co_argcount + code.co_kwonlyargcount
+        names = iter(code.co_varnames)
+        args: list[Any] = []
+        skip = 0
+        if is_module:
+            if total_args == 0:
+                raise RuntimeError("``self`` argument cannot be part of *args expansion!")
+            skip = 1
+            next(names)
+            args.append(self.root)
+        signature = inspect.signature(fn)
+        arg_names = [next(names) for _ in range(skip, total_args)]
+        if isinstance(concrete_args, tuple):
+            if len(arg_names) != len(concrete_args):
+                raise RuntimeError(
+                    f"tracing expected {len(arg_names)} concrete arguments but got "
+                    f"{len(concrete_args)}")
+            concrete_args = dict(zip(arg_names, concrete_args))
+        args.extend(self._placeholder(n, concrete_args, signature) for n in arg_names)
+
+        if code.co_kwonlyargcount > 0 or code.co_flags & _HAS_VARSTUFF:
+            if code.co_flags & inspect.CO_VARARGS:
+                args.append(self._placeholder("*" + next(names), concrete_args, signature))
+            if code.co_flags & inspect.CO_VARKEYWORDS:
+                args.append(self._placeholder("**" + next(names), concrete_args, signature))
+            root_fn = _flatten_signature(root_fn, len(args))
+        return root_fn, args
+
+    def _placeholder(self, name: str, concrete_args: dict[str, Any] | None,
+                     signature: inspect.Signature) -> Any:
+        if concrete_args is not None and name in concrete_args:
+            return self._specialize(name, concrete_args[name], signature)
+        if name.startswith("*"):
+            default: tuple[Any, ...] = ()
+        else:
+            parameter = signature.parameters[name]
+            empty = parameter.default is inspect.Parameter.empty
+            default = () if empty else (parameter.default,)
+        return self.create_proxy("placeholder", name, default, {},
+                                 type_expr=_annotation(signature, name))
+
+    def _specialize(self, name: str, value: Any, signature: inspect.Signature) -> Any:
+        """A ``concrete_args`` value: the code sees the value itself, and the graph
+        keeps a placeholder (``b_1``) with a run-time check that the value is unchanged."""
+        counter = count(1)
+        parameter = signature.parameters[name]
+        empty = parameter.default is inspect.Parameter.empty
+        default = () if empty else (parameter.default,)
+        constant_types = (str, int, float, bool, complex) + tuple(
+            t for fw in loaded_frameworks() for t in fw.constant_types)
+
+        def fix(x: Any) -> Any:
+            out = self.create_proxy("placeholder", f"{name}_{next(counter)}", default, {})
+            message = f"{name} has been specialized to have value {x} but got another value"
+            if type(x) in constant_types:
+                check = self.framework.assert_function()
+                self.create_proxy("call_function", check, (out == x, message), {})
+            elif x is None:
+                self.create_proxy("call_function", _assert_is_none, (out, message), {})
+            else:
+                warnings.warn(
+                    f"Was not able to add assertion to guarantee correct input {name} to "
+                    "specialized function. It is up to the user to make sure that your "
+                    "inputs match the inputs you specialized the function with.",
+                    stacklevel=2,
+                )
+            return x
+
+        return map_aggregate(value, fix)
+    # --8<-- [end:create_args_for_root]
+# --8<-- [end:tracer_class]
+
+
+def _annotation(signature: inspect.Signature, name: str) -> Any:
+    parameter = signature.parameters.get(name)
+    if parameter is None or parameter.annotation is inspect.Parameter.empty:
+        return None
+    return parameter.annotation
+
+
+def _flatten_signature(fn: Callable[..., Any], nargs: int) -> Callable[..., Any]:
+    """A copy of ``fn`` whose ``*args``/``**kwargs`` and keyword-only parameters are
+    plain positional ones, so the tracer can pass one Proxy for each."""
+    code = fn.__code__
+    flat = code.replace(co_argcount=nargs, co_posonlyargcount=0, co_kwonlyargcount=0,
+                        co_flags=code.co_flags & ~_HAS_VARSTUFF)
+    return types.FunctionType(flat, fn.__globals__, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
+
+
+# --8<-- [start:symbolic_trace]
+def symbolic_trace(root: Any, concrete_args: dict[str, Any] | None = None) -> Any:
+    """Trace ``root`` and wrap the Graph in a GraphModule named after it.
+
+    The same as ``GraphModule(root, Tracer().trace(root))``; the result's class
+    is named after ``root``'s class (or function).
+    """
+    from .graph_module import GraphModule
+
+    tracer = Tracer()
+    graph = tracer.trace(root, concrete_args)
+    name = type(root).__name__ if tracer.framework.is_module(root) else root.__name__
+    return GraphModule(tracer.root, graph, name)
+# --8<-- [end:symbolic_trace]

@@ -1,0 +1,97 @@
+"""Chapter 1: seed 002's MyModule traced, printed and regenerated on `tensor`.
+
+The golden strings below are what torch.fx 2.13 prints for the torch twin of
+the module (with `torch` read as `tensor`); the last tests check that they
+still are, so the goldens cannot drift from the oracle.
+"""
+
+import pytest
+import torch
+import torch.fx
+
+import minifx
+import tensor
+
+pytestmark = pytest.mark.ch01
+
+GOLDEN_GRAPH = """\
+graph():
+    %x : [num_users=1] = placeholder[target=x]
+    %param : [num_users=1] = get_attr[target=param]
+    %add : [num_users=1] = call_function[target=operator.add](args = (%x, %param), kwargs = {})
+    %linear : [num_users=1] = call_module[target=linear](args = (%add,), kwargs = {})
+    %clamp : [num_users=1] = call_method[target=clamp](args = (%linear,), kwargs = {min: 0.0, max: 1.0})
+    return clamp"""  # noqa: E501
+
+GOLDEN_CODE = """
+
+
+def forward(self, x):
+    param = self.param
+    add = x + param;  x = param = None
+    linear = self.linear(add);  add = None
+    clamp = linear.clamp(min = 0.0, max = 1.0);  linear = None
+    return clamp
+    """
+
+
+def make_module(lib):
+    """Seed 002's MyModule, written once for `tensor` and for `torch`."""
+
+    class MyModule(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.param = lib.nn.Parameter(lib.rand(3, 4))
+            self.linear = lib.nn.Linear(4, 5)
+
+        def forward(self, x):
+            return self.linear(x + self.param).clamp(min=0.0, max=1.0)
+
+    return MyModule()
+
+
+@pytest.fixture
+def traced():
+    module = make_module(tensor)
+    return module, minifx.symbolic_trace(module)
+
+
+def test_graph_prints_as_golden(traced):
+    _, gm = traced
+    assert str(gm.graph) == GOLDEN_GRAPH
+
+
+def test_code_is_golden(traced):
+    _, gm = traced
+    assert gm.code == GOLDEN_CODE
+
+
+def test_traced_module_computes_like_eager(traced):
+    module, gm = traced
+    gm.graph.lint()
+    x = tensor.randn(3, 4)
+    tensor.testing.assert_close(gm(x), module(x))
+
+
+def test_result_is_a_tensor_module_named_after_root(traced):
+    module, gm = traced
+    assert isinstance(gm, minifx.GraphModule)
+    assert isinstance(gm, tensor.nn.Module)
+    assert type(gm).__name__ == "MyModule"
+    assert gm.param is module.param
+    assert gm.linear is module.linear
+
+
+def test_six_opcodes_seen(traced):
+    _, gm = traced
+    ops = [(n.op, n.target) for n in gm.graph.nodes]
+    assert [op for op, _ in ops] == [
+        "placeholder", "get_attr", "call_function", "call_module", "call_method", "output",
+    ]
+
+
+def test_golden_strings_are_torch_fx_output():
+    gm = torch.fx.symbolic_trace(make_module(torch))
+    assert str(gm.graph) == GOLDEN_GRAPH
+    assert gm.code == GOLDEN_CODE
+    assert type(gm).__name__ == "MyModule"

@@ -1,0 +1,487 @@
+"""Chapter 2: the Tracer, its hooks, concrete_args, wrap and leaf modules.
+
+torch.fx's own idiom: trace, lint, compare with eager, and here also compare
+the graph and code with torch.fx on the torch twin of each module.
+"""
+
+import math
+
+import pytest
+import torch
+import torch.fx
+from ch02_twins import assert_same_trace, copy_state, to_torch
+
+import minifx
+import tensor
+from minifx.tracer import Tracer
+
+pytestmark = pytest.mark.ch02
+
+
+# Functions recorded as single call_function nodes (registered at module level).
+def clip_if_big(x, limit):
+    if x.sum() > limit:  # control flow on a traced value: fine inside a wrapped function
+        return x.clamp(max=limit)
+    return x
+
+
+minifx.wrap("clip_if_big")
+torch.fx.wrap("clip_if_big")
+minifx.wrap("len")
+torch.fx.wrap("len")
+
+
+@minifx.wrap
+def scale_rows(x, factor):
+    return x * factor if factor > 0 else x
+
+
+def trace_lint_run(module, *inputs):
+    """Trace, lint, and check the GraphModule against eager; return it."""
+    gm = minifx.symbolic_trace(module)
+    gm.graph.lint()
+    tensor.testing.assert_close(gm(*inputs), module(*inputs))
+    return gm
+
+
+def build_mlp(lib):
+    class Block(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = lib.nn.Linear(4, 4)
+            self.act = lib.nn.ReLU()
+
+        def forward(self, x):
+            return self.act(self.linear(x)) + x
+
+    class MLP(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+            self.seq = lib.nn.Sequential(lib.nn.Linear(4, 4), lib.nn.Tanh())
+            self.register_buffer("shift", lib.ones(4))
+
+        def forward(self, x):
+            return self.seq(self.block(x)) - self.shift
+
+    return MLP()
+
+
+def test_leaves_are_call_module_and_others_traced_through():
+    ours, theirs = assert_same_trace(build_mlp)
+    modules = [n.target for n in ours.graph.find_nodes(op="call_module")]
+    assert modules == ["block.linear", "block.act", "seq.0", "seq.1"]
+    assert [n.target for n in ours.graph.find_nodes(op="get_attr")] == ["shift"]
+
+
+def test_mlp_runs_like_eager_and_like_torch():
+    module = build_mlp(tensor)
+    gm = trace_lint_run(module, tensor.randn(2, 4))
+    twin = build_mlp(torch)
+    copy_state(module, twin)
+    x = tensor.randn(2, 4)
+    expected = torch.fx.symbolic_trace(twin)(to_torch(x))
+    tensor.testing.assert_close(gm(x), tensor.from_numpy(expected.detach().numpy()),
+                                rtol=1e-5, atol=1e-6)
+
+
+def build_params(lib):
+    class Inner(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = lib.nn.Parameter(lib.randn(4))
+
+        def forward(self, x):
+            return x * self.weight
+
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Inner()
+            self.scale = lib.nn.Parameter(lib.randn(4))
+            self.constant = lib.ones(4)
+
+        def forward(self, x):
+            # each parameter is read twice but gets one get_attr; the inner
+            # module's parameter is also read from outside it; the plain
+            # tensor attribute is found by identity
+            y = self.inner(x) + self.scale + self.inner.weight
+            return y * self.scale + self.constant
+
+    return M()
+
+
+def test_parameters_buffers_and_tensor_attributes_are_get_attr():
+    ours, _ = assert_same_trace(build_params)
+    targets = [n.target for n in ours.graph.find_nodes(op="get_attr")]
+    assert targets == ["inner.weight", "scale", "constant"]
+    module = build_params(tensor)
+    trace_lint_run(module, tensor.randn(3, 4))
+
+
+def build_fresh_constant(lib):
+    class M(lib.nn.Module):
+        def forward(self, x):
+            return x + lib.ones(3) * 2.0
+
+    return M()
+
+
+def test_tensor_made_during_trace_becomes_tensor_constant():
+    ours, _ = assert_same_trace(build_fresh_constant)
+    (node,) = ours.graph.find_nodes(op="get_attr")
+    assert node.target == "_tensor_constant0"
+    assert isinstance(ours._tensor_constant0, tensor.Tensor)
+    x = tensor.randn(2, 3)
+    tensor.testing.assert_close(ours(x), x + 2.0)
+
+
+def build_signature(lib):
+    def program(x, y=3, *args, **kwargs):
+        return x + y, args, kwargs
+    return program
+
+
+def test_placeholders_follow_the_signature():
+    ours, _ = assert_same_trace(build_signature)
+    placeholders = ours.graph.find_nodes(op="placeholder")
+    assert [n.target for n in placeholders] == ["x", "y", "*args", "**kwargs"]
+    assert placeholders[1].args == (3,)
+    x = tensor.randn(2)
+    out, args, kwargs = ours(x, 1, 5, 6, k=7)
+    tensor.testing.assert_close(out, x + 1)
+    assert args == (5, 6) and kwargs == {"k": 7}
+
+
+def branchy(x, flag):
+    if flag:
+        return x + 1
+    return x - 1
+
+
+def test_concrete_args_specialise_the_trace():
+    gm = minifx.symbolic_trace(branchy, concrete_args={"flag": True})
+    gm.graph.lint()
+    theirs = torch.fx.symbolic_trace(branchy, concrete_args={"flag": True})
+    summary = [(n.op, n.name) for n in gm.graph.nodes]
+    assert summary == [(n.op, n.name) for n in theirs.graph.nodes]
+    assert ("placeholder", "flag_1") in summary
+    x = tensor.randn(3)
+    tensor.testing.assert_close(gm(x, True), x + 1)
+    with pytest.raises(AssertionError, match="flag has been specialized to have value True"):
+        gm(x, False)
+
+
+def test_concrete_args_none_is_checked_at_run_time():
+    def program(x, bias):
+        return x if bias is None else x + bias
+
+    gm = minifx.symbolic_trace(program, concrete_args={"bias": None})
+    gm.graph.lint()
+    x = tensor.randn(3)
+    tensor.testing.assert_close(gm(x, None), x)
+    with pytest.raises(AssertionError, match="specialized to have value None"):
+        gm(x, 1.0)
+
+
+def uses_wrapped(x):
+    return clip_if_big(x, 1.0) + len(x)
+
+
+def test_wrap_by_name_records_one_call():
+    gm = minifx.symbolic_trace(uses_wrapped)
+    gm.graph.lint()
+    theirs = torch.fx.symbolic_trace(uses_wrapped)
+    assert str(gm.graph) == str(theirs.graph)
+    targets = [n.target for n in gm.graph.find_nodes(op="call_function")]
+    assert clip_if_big in targets
+    x = tensor.randn(4, 2)
+    tensor.testing.assert_close(gm(x), uses_wrapped(x))
+    # after the trace the global is the plain function again
+    assert globals()["clip_if_big"] is clip_if_big
+    assert "len" not in globals()
+
+
+def uses_decorated(x):
+    return scale_rows(x, 2.0).relu()
+
+
+def test_wrap_as_decorator():
+    gm = minifx.symbolic_trace(uses_decorated)
+    (node,) = [n for n in gm.graph.nodes if n.op == "call_function"]
+    assert node.target is scale_rows
+    x = tensor.randn(3, 3)
+    tensor.testing.assert_close(gm(x), uses_decorated(x))
+
+
+def test_wrap_refuses_to_run_inside_a_function():
+    with pytest.raises(NotImplementedError, match="top level"):
+        minifx.wrap("clip_if_big")
+
+
+def test_symbolic_trace_equals_graph_module_of_tracer():
+    module = build_mlp(tensor)
+    by_hand = minifx.GraphModule(module, Tracer().trace(module))
+    assert by_hand.code == minifx.symbolic_trace(module).code
+    assert type(minifx.symbolic_trace(module)).__name__ == "MLP"
+    assert type(minifx.symbolic_trace(branchy, {"flag": False})).__name__ == "branchy"
+
+
+def test_tracer_attributes_root_and_graph():
+    module = build_mlp(tensor)
+    tracer = Tracer()
+    graph = tracer.trace(module)
+    assert tracer.root is module and tracer.graph is graph
+
+
+class CountingTracer(Tracer):
+    def __init__(self):
+        super().__init__()
+        self.kinds = []
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        self.kinds.append(kind)
+        node = super().create_node(kind, target, args, kwargs, name, type_expr)
+        node.meta["counted"] = len(self.kinds)
+        return node
+
+
+def test_create_node_hook_sees_every_node():
+    tracer = CountingTracer()
+    graph = tracer.trace(build_mlp(tensor))
+    assert tracer.kinds == [n.op for n in graph.nodes]
+    assert [n.meta["counted"] for n in graph.nodes] == list(range(1, len(graph.nodes) + 1))
+
+
+class TraceEverything(Tracer):
+    def is_leaf_module(self, m, module_qualified_name):
+        return False
+
+
+class Scaler(tensor.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:  # untraceable: must stay a leaf
+            return x * 2
+        return x
+
+
+class UsesScaler(tensor.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scaler = Scaler()
+        self.linear = tensor.nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.scaler(self.linear(x))
+
+
+class ScalerIsLeaf(Tracer):
+    def is_leaf_module(self, m, module_qualified_name):
+        return isinstance(m, Scaler) or super().is_leaf_module(m, module_qualified_name)
+
+
+def test_custom_is_leaf_module_keeps_untraceable_code_out():
+    module = UsesScaler()
+    graph = ScalerIsLeaf().trace(module)
+    graph.lint()
+    assert [n.target for n in graph.find_nodes(op="call_module")] == ["linear", "scaler"]
+    gm = minifx.GraphModule(module, graph)
+    x = tensor.randn(2, 3)
+    tensor.testing.assert_close(gm(x), module(x))
+
+
+def test_is_leaf_module_false_traces_into_builtin_layers():
+    module = build_mlp(tensor)
+    graph = TraceEverything().trace(module)
+    graph.lint()
+    assert not graph.find_nodes(op="call_module")
+    gm = minifx.GraphModule(module, graph)
+    x = tensor.randn(2, 4)
+    tensor.testing.assert_close(gm(x), module(x))
+
+
+class RecordingCallModule(Tracer):
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def call_module(self, m, forward, args, kwargs):
+        self.calls.append(self.path_of_module(m))
+        return super().call_module(m, forward, args, kwargs)
+
+
+def test_call_module_hook_sees_every_submodule_call():
+    tracer = RecordingCallModule()
+    tracer.trace(build_mlp(tensor))
+    assert tracer.calls == ["block", "block.linear", "block.act", "seq", "seq.0", "seq.1"]
+
+
+class NoGetAttr(Tracer):
+    """Reads of parameters inside forward stay real values until used."""
+
+    def getattr(self, attr, attr_val, parameter_proxy_cache):
+        return attr_val
+
+
+def test_getattr_hook_decides_parameter_reads():
+    module = build_params(tensor)
+    graph = NoGetAttr().trace(module)
+    graph.lint()
+    # every use of `scale` now goes through create_arg: one get_attr per use
+    targets = [n.target for n in graph.find_nodes(op="get_attr")]
+    assert targets.count("scale") == 2
+
+
+class ConstantsAsValues(Tracer):
+    """create_arg hook: keep small constant tensors inline instead of get_attr."""
+
+    def create_arg(self, a):
+        if isinstance(a, tensor.Tensor) and not isinstance(a, tensor.nn.Parameter) \
+                and a.numel() == 3:
+            return a
+        return super().create_arg(a)
+
+
+def test_create_arg_hook_controls_constants():
+    module = build_fresh_constant(tensor)
+    graph = ConstantsAsValues().trace(module)
+    assert not graph.find_nodes(op="get_attr")
+
+
+class TwoInputs(Tracer):
+    """create_args_for_root hook: name every placeholder with a prefix."""
+
+    def create_args_for_root(self, root_fn, is_module, concrete_args=None):
+        fn, args = super().create_args_for_root(root_fn, is_module, concrete_args)
+        for node in self.graph.find_nodes(op="placeholder"):
+            node.meta["input"] = True
+        return fn, args
+
+
+def test_create_args_for_root_hook():
+    graph = TwoInputs().trace(build_signature(tensor))
+    assert all(n.meta.get("input") for n in graph.find_nodes(op="placeholder"))
+
+
+class DoubleProxy(minifx.Proxy):
+    pass
+
+
+class ProxyClassTracer(Tracer):
+    def proxy(self, node):
+        return DoubleProxy(node, self)
+
+
+def test_proxy_hook_chooses_the_proxy_class():
+    seen = []
+
+    def program(x):
+        seen.append(type(x))
+        y = x + 1
+        seen.append(type(y))
+        return y
+
+    ProxyClassTracer().trace(program)
+    assert seen == [DoubleProxy, DoubleProxy]
+
+
+def test_create_proxy_hook_can_rename_nodes():
+    class Renaming(Tracer):
+        def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
+                         proxy_factory_fn=None):
+            if kind == "call_function":
+                name = f"step_{len(self.graph.find_nodes(op=kind))}"
+            return super().create_proxy(kind, target, args, kwargs, name, type_expr,
+                                        proxy_factory_fn)
+
+    graph = Renaming().trace(lambda x: (x + 1) * 2)
+    assert [n.name for n in graph.find_nodes(op="call_function")] == ["step_0", "step_1"]
+
+
+class Unregistered(tensor.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = [tensor.nn.Linear(2, 2)]  # a plain list: not a submodule
+
+    def forward(self, x):
+        return self.hidden[0](x)
+
+
+def test_path_of_module_names_the_stray_module():
+    with pytest.raises(NameError, match="Linear is not installed as a submodule"):
+        minifx.symbolic_trace(Unregistered())
+
+
+def test_stack_traces_only_when_asked():
+    module = build_mlp(tensor)
+    graph = Tracer().trace(module)
+    assert all(n.stack_trace is None for n in graph.nodes)
+    tracer = Tracer()
+    tracer.record_stack_traces = True
+    graph = tracer.trace(module)
+    add = graph.find_nodes(op="call_function")[0]
+    assert __file__ in add.stack_trace
+    assert "return self.act(self.linear(x)) + x" in add.stack_trace
+
+
+def double_it(x):
+    return x * 2
+
+
+def uses_double_it(x):
+    return double_it(x) + 1
+
+
+def test_autowrap_functions_are_leaves():
+    graph = Tracer(autowrap_functions=(double_it,)).trace(uses_double_it)
+    assert [n.target for n in graph.find_nodes(op="call_function")][0] is double_it
+    assert globals()["double_it"] is double_it
+    plain = Tracer().trace(uses_double_it)
+    assert double_it not in [n.target for n in plain.nodes]
+
+
+def uses_math(x):
+    return x * math.sqrt(x.size(1))
+
+
+def test_math_functions_are_wrapped_by_default():
+    gm = minifx.symbolic_trace(uses_math)
+    theirs = torch.fx.symbolic_trace(uses_math)
+    assert str(gm.graph) == str(theirs.graph)
+    assert math.sqrt in [n.target for n in gm.graph.nodes]
+    assert math.sqrt.__module__ == "math"  # the original is back after the trace
+    x = tensor.randn(2, 4)
+    tensor.testing.assert_close(gm(x), x * 2.0)
+
+
+def build_buffer_reuse(lib):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("running", lib.ones(3))
+
+        def forward(self, x):
+            running = self.running  # a buffer read stays a tensor until an op uses it
+            return x * running + running
+
+    return M()
+
+
+def test_buffer_reads_follow_torch_fx_default():
+    ours, _ = assert_same_trace(build_buffer_reuse)
+    assert [n.target for n in ours.graph.find_nodes(op="get_attr")] == ["running", "running"]
+
+
+def test_a_graph_module_traces_to_the_same_code():
+    gm = minifx.symbolic_trace(build_params(tensor))
+    again = minifx.symbolic_trace(gm)
+    again.graph.lint()
+    assert again.code == gm.code
+    x = tensor.randn(2, 4)
+    tensor.testing.assert_close(again(x), gm(x))
+
+
+def test_a_traced_tensor_function_is_a_tensor_module_even_with_torch_imported():
+    gm = minifx.symbolic_trace(uses_decorated)
+    assert isinstance(gm, tensor.nn.Module) and not isinstance(gm, torch.nn.Module)
+    assert type(gm).__name__ == "uses_decorated"
