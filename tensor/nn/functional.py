@@ -1,0 +1,572 @@
+"""tensor.nn.functional: the stateless neural-network operations.
+
+Each function checks its arguments the way torch does (and names the op and
+the shapes or dtypes when they are wrong), resolves defaults such as
+``stride=None`` or ``padding="same"``, then hands plain NumPy arrays to the
+active backend (``tensor.backend.ops()``), so the numba kernels speed up the
+layers as well. Every function is wrapped by ``tensor_function``: an object
+that defines ``__tensor_function__`` (a Proxy while tracing) receives the
+call with ``func`` set to the function itself.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import _functions as _core
+from .._dtype import as_dtype
+from .._tensor import Tensor
+from ..backend import ops
+from ..overrides import tensor_function
+
+__all__ = [
+    "adaptive_avg_pool2d",
+    "avg_pool2d",
+    "batch_norm",
+    "conv2d",
+    "dropout",
+    "embedding",
+    "gelu",
+    "layer_norm",
+    "linear",
+    "log_softmax",
+    "max_pool2d",
+    "relu",
+    "sigmoid",
+    "softmax",
+    "tanh",
+]
+
+IntPair = int | Sequence[int]
+
+# ------------------------------------------------------------------ helpers
+
+
+def _wrap(array: np.ndarray) -> Tensor:
+    return Tensor._from_array(array)
+
+
+def _dtype_name(array: np.ndarray) -> str:
+    try:
+        return repr(as_dtype(array.dtype))
+    except TypeError:
+        return str(array.dtype)
+
+
+def _tensor_array(value: object, op: str, arg: str) -> np.ndarray:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(value).__name__}")
+    return value._array
+
+
+def _float_array(value: object, op: str, arg: str = "input") -> np.ndarray:
+    """The array of a floating-point tensor argument; TypeError naming the dtype otherwise."""
+    array = _tensor_array(value, op, arg)
+    if array.dtype.kind != "f":
+        raise TypeError(
+            f"{op}(): expected a floating point tensor for '{arg}', got dtype {_dtype_name(array)}"
+        )
+    return array
+
+
+def _float_like(value: object, op: str, arg: str, like: np.ndarray) -> np.ndarray:
+    """A float tensor argument that must share the input's dtype."""
+    array = _float_array(value, op, arg)
+    if array.dtype != like.dtype:
+        raise TypeError(
+            f"{op}(): expected '{arg}' to have the dtype of the input "
+            f"({_dtype_name(like)}), got {_dtype_name(array)}"
+        )
+    return array
+
+
+def _optional_float(value: object, op: str, arg: str, like: np.ndarray) -> np.ndarray | None:
+    return None if value is None else _float_like(value, op, arg, like)
+
+
+def _pair(value: IntPair, op: str, arg: str) -> tuple[int, int]:
+    """``3`` -> ``(3, 3)``; ``(1, 2)`` or ``[1, 2]`` -> ``(1, 2)``; anything else is refused."""
+    if hasattr(value, "__index__"):
+        return (operator.index(value), operator.index(value))
+    try:
+        values = tuple(operator.index(v) for v in value)
+    except TypeError:
+        values = ()
+    if len(values) == 1:
+        return (values[0], values[0])
+    if len(values) != 2:
+        raise ValueError(f"{op}(): expected '{arg}' to be an int or a pair of ints, got {value}")
+    return values  # type: ignore[return-value]
+
+
+def _shape(array: np.ndarray) -> list[int]:
+    return list(array.shape)
+
+
+def _size(shape: tuple[int, ...]) -> str:
+    return f"tensor.Size({list(shape)})"
+
+
+def _as_batched(array: np.ndarray, op: str) -> tuple[np.ndarray, bool]:
+    """Accept (C, H, W) or (N, C, H, W); return the 4-d array and whether it was unbatched."""
+    if array.ndim == 3:
+        return array[None], True
+    if array.ndim == 4:
+        return array, False
+    raise RuntimeError(
+        f"{op}(): expected 3D (unbatched) or 4D (batched) input, but got input of size: "
+        f"{_shape(array)}"
+    )
+
+
+def _unbatch(array: np.ndarray, unbatched: bool) -> Tensor:
+    return _wrap(array[0] if unbatched else array)
+
+
+def _normalize_dim(dim: int, ndim: int) -> int:
+    low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not low <= dim <= high:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})"
+        )
+    return dim % max(ndim, 1)
+
+
+# ------------------------------------------------------------------ activations
+
+
+@tensor_function
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(input, 0) elementwise."""
+    array = _tensor_array(input, "relu", "input")
+    if array.dtype == np.bool_:
+        raise TypeError("relu(): not supported for dtype tensor.bool")
+    result = ops().unary("relu", array)
+    if inplace:
+        array[...] = result
+        return input
+    return _wrap(result)
+
+
+@tensor_function
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x); ``approximate="tanh"`` uses the tanh formula, as torch does."""
+    array = _float_array(input, "gelu")
+    if approximate == "none":
+        return _wrap(ops().unary("gelu", array))
+    if approximate == "tanh":
+        c = array.dtype.type(math.sqrt(2.0 / math.pi))
+        inner = ops().unary("tanh", c * (array + array.dtype.type(0.044715) * array**3))
+        return _wrap((array.dtype.type(0.5) * array * (1 + inner)).astype(array.dtype))
+    raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+@tensor_function
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-input)); integer inputs give float32, as in torch."""
+    return _core.sigmoid(input)
+
+
+@tensor_function
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent; integer inputs give float32, as in torch."""
+    return _core.tanh(input)
+
+
+def _softmax_like(name: str, input: Tensor, dim: int | None, dtype: object) -> Tensor:
+    array = _tensor_array(input, name, "input")
+    if dtype is not None:
+        array = array.astype(as_dtype(dtype).numpy_dtype)
+    if array.dtype.kind != "f":
+        raise TypeError(f"{name}(): not supported for dtype {_dtype_name(array)}")
+    if dim is None:
+        dim = 0 if array.ndim in (0, 1, 3) else 1
+        warnings.warn(
+            f"Implicit dimension choice for {name} has been deprecated. "
+            "Change the call to include dim=X as an argument.",
+            stacklevel=4,
+        )
+    dim = _normalize_dim(dim, array.ndim)
+    if array.ndim == 0:
+        return _wrap(getattr(ops(), name)(array.reshape(1), 0).reshape(()))
+    return _wrap(getattr(ops(), name)(array, dim))
+
+
+@tensor_function
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim``."""
+    return _softmax_like("softmax", input, dim, dtype)
+
+
+@tensor_function
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """log(softmax(x)) along ``dim``, computed stably."""
+    return _softmax_like("log_softmax", input, dim, dtype)
+
+
+@tensor_function
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by 1/(1-p) (train only)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    array = _float_array(input, "dropout")
+    if not training or p == 0.0:
+        return input if inplace else _wrap(array.copy())
+    if p == 1.0:
+        result = np.zeros_like(array)
+    else:
+        keep = _core.rand(array.shape)._array >= p  # the tensor RNG: manual_seed applies
+        result = np.where(keep, array * array.dtype.type(1.0 / (1.0 - p)), 0).astype(array.dtype)
+    if inplace:
+        array[...] = result
+        return input
+    return _wrap(result)
+
+
+# ------------------------------------------------------------------ linear and conv
+
+
+@tensor_function
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input @ weight.T + bias, over the last dimension of ``input``."""
+    x = _float_array(input, "linear")
+    w = _float_like(weight, "linear", "weight", x)
+    b = _optional_float(bias, "linear", "bias", x)
+    if w.ndim != 2:
+        raise RuntimeError(f"linear(): expected a 2-d weight, got shape {_shape(w)}")
+    if x.ndim == 0:
+        raise RuntimeError("linear(): input must have at least 1 dimension, got a 0-d tensor")
+    if x.shape[-1] != w.shape[1]:
+        rows = math.prod(x.shape[:-1])
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and "
+            f"{w.shape[1]}x{w.shape[0]})"
+        )
+    if b is not None and b.shape not in ((w.shape[0],), (1,), ()):
+        raise RuntimeError(
+            f"linear(): bias of shape {_shape(b)} does not match out_features={w.shape[0]}"
+        )
+    return _wrap(ops().linear(x, w, b))
+
+
+def _same_padding(kernel: tuple[int, int], dilation: tuple[int, int]):
+    """(left, right) padding per axis that keeps the size with stride 1."""
+    totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
+    return [(t // 2, t - t // 2) for t in totals]
+
+
+@tensor_function
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: IntPair = 1,
+    padding: IntPair | str = 0,
+    dilation: IntPair = 1,
+    groups: int = 1,
+) -> Tensor:
+    """2-d cross-correlation over an (N, C, H, W) or (C, H, W) input."""
+    x = _float_array(input, "conv2d")
+    w = _float_like(weight, "conv2d", "weight", x)
+    b = _optional_float(bias, "conv2d", "bias", x)
+    x, unbatched = _as_batched(x, "conv2d")
+    if w.ndim != 4:
+        raise RuntimeError(
+            f"conv2d(): expected a 4-d weight (out_channels, in_channels/groups, kH, kW), "
+            f"got weight of size {_shape(w)}"
+        )
+    stride = _pair(stride, "conv2d", "stride")
+    dilation = _pair(dilation, "conv2d", "dilation")
+    if min(stride) <= 0:
+        raise RuntimeError("conv2d(): non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError("conv2d(): dilation should be greater than zero")
+    if not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError("conv2d(): non-positive groups is not supported")
+    kernel = (w.shape[2], w.shape[3])
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0, 0)
+        elif padding == "same":
+            if stride != (1, 1):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            (top, bottom), (left, right) = _same_padding(kernel, dilation)
+            if bottom != top or right != left:
+                # An even kernel needs one more row/column of zeros at the far end.
+                x = np.pad(x, ((0, 0), (0, 0), (0, bottom - top), (0, right - left)))
+            padding = (top, left)
+        else:
+            raise ValueError(
+                f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}"
+            )
+    padding = _pair(padding, "conv2d", "padding")
+    if min(padding) < 0:
+        raise RuntimeError("conv2d(): negative padding is not supported")
+    if w.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+            f"but got weight of size {_shape(w)} instead"
+        )
+    if x.shape[1] != w.shape[1] * groups:
+        shown = x[0] if unbatched else x
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {_shape(w)}, expected input{_shape(shown)} "
+            f"to have {w.shape[1] * groups} channels, but got {x.shape[1]} channels instead"
+        )
+    if b is not None and b.shape != (w.shape[0],):
+        raise RuntimeError(
+            f"Given weight of size {_shape(w)}, expected bias to be 1-dimensional with "
+            f"{w.shape[0]} elements, but got bias of size {_shape(b)} instead"
+        )
+    padded = [x.shape[2 + i] + 2 * padding[i] for i in range(2)]
+    effective = [dilation[i] * (kernel[i] - 1) + 1 for i in range(2)]
+    if padded[0] < effective[0] or padded[1] < effective[1]:
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({padded[0]} x {padded[1]}). "
+            f"Kernel size: ({effective[0]} x {effective[1]}). "
+            "Kernel size can't be greater than actual input size"
+        )
+    return _unbatch(ops().conv2d(x, w, b, stride, padding, dilation, groups), unbatched)
+
+
+# ------------------------------------------------------------------ pooling
+
+
+def _pool_args(op: str, kernel_size, stride, padding, dilation):
+    kernel = _pair(kernel_size, op, "kernel_size")
+    stride = (
+        kernel if stride is None or stride == [] or stride == () else _pair(stride, op, "stride")
+    )
+    padding = _pair(padding, op, "padding")
+    dilation = _pair(dilation, op, "dilation")
+    if min(kernel) <= 0:
+        raise RuntimeError(f"{op}(): kernel_size must be greater than zero, but got {kernel}")
+    if min(stride) <= 0:
+        raise RuntimeError(f"{op}(): stride must be greater than zero, but got {stride}")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"{op}(): dilation must be greater than zero, but got {dilation}")
+    for p, k, d in zip(padding, kernel, dilation):
+        if p < 0 or 2 * p > d * (k - 1) + 1:
+            raise RuntimeError(
+                f"{op}(): pad should be at most half of effective kernel size, but got pad={p}, "
+                f"kernel_size={k} and dilation={d}"
+            )
+    return kernel, stride, padding, dilation
+
+
+def _pooled_size(size, kernel, stride, pad, dilation, ceil_mode):
+    span = size + 2 * pad - dilation * (kernel - 1) - 1
+    if ceil_mode:
+        out = -(-span // stride) + 1
+        if (out - 1) * stride >= size + pad:
+            out -= 1
+        return out
+    return span // stride + 1
+
+
+def _check_pool_output(op, x, kernel, stride, padding, dilation, ceil_mode):
+    out = [
+        _pooled_size(x.shape[2 + i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode)
+        for i in range(2)
+    ]
+    if min(out) < 1:
+        c, h, w = x.shape[1:]
+        raise RuntimeError(
+            f"{op}(): Given input size: ({c}x{h}x{w}). Calculated output size: "
+            f"({c}x{out[0]}x{out[1]}). Output size is too small"
+        )
+
+
+@tensor_function
+def max_pool2d(
+    input: Tensor,
+    kernel_size: IntPair,
+    stride: IntPair | None = None,
+    padding: IntPair = 0,
+    dilation: IntPair = 1,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """Maximum over each (dilated) window; ``stride`` defaults to ``kernel_size``."""
+    x, unbatched = _as_batched(_float_array(input, "max_pool2d"), "max_pool2d")
+    kernel, stride, padding, dilation = _pool_args(
+        "max_pool2d", kernel_size, stride, padding, dilation
+    )
+    _check_pool_output("max_pool2d", x, kernel, stride, padding, dilation, ceil_mode)
+    result = ops().max_pool2d(x, kernel, stride, padding, dilation, bool(ceil_mode))
+    return _unbatch(result, unbatched)
+
+
+@tensor_function
+def avg_pool2d(
+    input: Tensor,
+    kernel_size: IntPair,
+    stride: IntPair | None = None,
+    padding: IntPair = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """Mean over each window; ``count_include_pad`` counts padded zeros in the divisor."""
+    x, unbatched = _as_batched(_float_array(input, "avg_pool2d"), "avg_pool2d")
+    kernel, stride, padding, _ = _pool_args("avg_pool2d", kernel_size, stride, padding, 1)
+    _check_pool_output("avg_pool2d", x, kernel, stride, padding, (1, 1), ceil_mode)
+    result = ops().avg_pool2d(x, kernel, stride, padding, bool(ceil_mode), bool(count_include_pad))
+    return _unbatch(result, unbatched)
+
+
+@tensor_function
+def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
+    """Average pooling to a fixed output size; ``None`` keeps that input size."""
+    x, unbatched = _as_batched(_float_array(input, "adaptive_avg_pool2d"), "adaptive_avg_pool2d")
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    sizes = tuple(output_size)
+    if len(sizes) != 2:
+        raise ValueError(
+            f"adaptive_avg_pool2d(): output_size must be an int or a pair, got {output_size}"
+        )
+    size = tuple(x.shape[2 + i] if s is None else s for i, s in enumerate(sizes))
+    if min(size) < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d(): output_size must be >= 0, got {sizes}")
+    if min(x.shape[2:]) == 0:
+        raise RuntimeError(
+            f"adaptive_avg_pool2d(): expected input to have non-zero size for non-batch "
+            f"dimensions, but input has sizes {_shape(x)}"
+        )
+    return _unbatch(ops().adaptive_avg_pool2d(x, size), unbatched)
+
+
+# ------------------------------------------------------------------ normalisation
+
+
+def _check_channel_vector(op, name, array, channels):
+    if array is not None and array.size != channels:
+        raise RuntimeError(f"{op}(): {name} should contain {channels} elements not {array.size}")
+
+
+@tensor_function
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each channel (dim 1).
+
+    In training the batch statistics are used, and the running statistics (when
+    given) move towards them by ``momentum``, the variance unbiased, as in torch.
+    """
+    x = _float_array(input, "batch_norm")
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm(): expected 2D or more input (got {x.ndim}D input)")
+    channels = x.shape[1]
+    stats = {}
+    for name, value in (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    ):
+        stats[name] = None if value is None else _float_array(value, "batch_norm", name)
+        _check_channel_vector("batch_norm", name, stats[name], channels)
+    w = None if weight is None else stats["weight"].astype(x.dtype, copy=False)
+    b = None if bias is None else stats["bias"].astype(x.dtype, copy=False)
+    if training:
+        count = x.size // channels
+        if count <= 1:
+            raise ValueError(
+                "Expected more than 1 value per channel when training, got input size "
+                f"{_size(x.shape)}"
+            )
+        axes = (0,) + tuple(range(2, x.ndim))
+        mean = ops().reduce("mean", x, axes, False)
+        centred = x - mean.reshape((1, channels) + (1,) * (x.ndim - 2))
+        var = ops().reduce("mean", centred * centred, axes, False)
+        if stats["running_mean"] is not None:
+            rm = stats["running_mean"]
+            rm[...] = (1 - momentum) * rm + momentum * mean
+        if stats["running_var"] is not None:
+            rv = stats["running_var"]
+            rv[...] = (1 - momentum) * rv + momentum * var * (count / (count - 1))
+    else:
+        if stats["running_mean"] is None or stats["running_var"] is None:
+            raise RuntimeError(
+                "batch_norm(): running_mean and running_var must be defined in evaluation mode"
+            )
+        mean = stats["running_mean"].astype(x.dtype, copy=False)
+        var = stats["running_var"].astype(x.dtype, copy=False)
+    return _wrap(ops().batch_norm(x, mean, var, w, b, eps))
+
+
+@tensor_function
+def layer_norm(
+    input: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise over the trailing ``normalized_shape`` dimensions."""
+    x = _float_array(input, "layer_norm")
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    n = len(shape)
+    if n == 0 or x.shape[x.ndim - n :] != shape or x.ndim < n:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in shape)}], but got input of size{_shape(x)}"
+        )
+    w = _optional_float(weight, "layer_norm", "weight", x)
+    b = _optional_float(bias, "layer_norm", "bias", x)
+    for name, array in (("weight", w), ("bias", b)):
+        if array is not None and array.shape != shape:
+            raise RuntimeError(
+                f"layer_norm(): expected {name} of shape {list(shape)}, got {_shape(array)}"
+            )
+    return _wrap(ops().layer_norm(x, n, w, b, eps))
+
+
+# ------------------------------------------------------------------ embedding
+
+
+@tensor_function
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """Rows of ``weight`` looked up by the integer ``input``.
+
+    With ``max_norm``, the looked-up rows whose norm exceeds it are rescaled in
+    ``weight`` itself, as torch does. ``padding_idx``, ``scale_grad_by_freq``
+    and ``sparse`` only concern gradients, which this library does not have.
+    """
+    indices = _tensor_array(input, "embedding", "input")
+    if indices.dtype not in (np.int64, np.int32):
+        raise TypeError(
+            "embedding(): expected tensor for argument 'indices' to have one of the following "
+            f"dtypes: tensor.int64, tensor.int32; but got {_dtype_name(indices)} instead"
+        )
+    table = _float_array(weight, "embedding", "weight")
+    if table.ndim != 2:
+        raise RuntimeError(f"embedding(): 'weight' must be 2-D, got shape {_shape(table)}")
+    if indices.size and (indices.min() < 0 or indices.max() >= table.shape[0]):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        rows = np.unique(indices)
+        norms = np.linalg.norm(table[rows], ord=norm_type, axis=1)
+        too_long = norms > max_norm
+        scale = max_norm / (norms[too_long] + 1e-7)
+        table[rows[too_long]] *= scale[:, None].astype(table.dtype)
+    return _wrap(ops().embedding(indices, table))

@@ -1,0 +1,33 @@
+"""The layer classes, one file per family (as in torch.nn.modules)."""
+
+from .activation import GELU, ReLU, Sigmoid, Softmax, Tanh
+from .container import ModuleDict, ModuleList, Sequential
+from .conv import Conv2d
+from .dropout import Dropout
+from .flatten import Flatten
+from .linear import Identity, Linear
+from .normalization import BatchNorm2d, LayerNorm
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .sparse import Embedding
+
+__all__ = [
+    "AdaptiveAvgPool2d",
+    "AvgPool2d",
+    "BatchNorm2d",
+    "Conv2d",
+    "Dropout",
+    "Embedding",
+    "Flatten",
+    "GELU",
+    "Identity",
+    "LayerNorm",
+    "Linear",
+    "MaxPool2d",
+    "ModuleDict",
+    "ModuleList",
+    "ReLU",
+    "Sequential",
+    "Sigmoid",
+    "Softmax",
+    "Tanh",
+]
