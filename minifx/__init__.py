@@ -3,6 +3,7 @@
 ``import minifx as fx`` gives the names the lessons take from ``torch.fx``.
 """
 
+from .compiler import compile as compile  # torch.compile; shadows the builtin in minifx only
 from .graph import Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter

@@ -1,0 +1,6 @@
+"""Passes: programs that walk or run a GraphModule's graph to learn something about it.
+
+``shape_prop.ShapeProp`` runs the graph on example inputs and records each
+node's shape and dtype in ``node.meta``; ``graph_drawer.FxGraphDrawer``
+draws the graph.
+"""

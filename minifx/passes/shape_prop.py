@@ -1,0 +1,106 @@
+"""ShapeProp: run a graph on example inputs and write down what each node made.
+
+An Interpreter already visits every node with its value in hand; ShapeProp
+only adds one step to ``run_node``: describe the value (shape, dtype,
+strides ...) and store the description in ``node.meta['tensor_meta']``.
+Later passes read shapes from there without running anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .._framework import framework_of
+from ..interpreter import Interpreter
+from ..node import Node, map_aggregate
+
+
+# --8<-- [start:tensor_metadata]
+class TensorMetadata(NamedTuple):
+    """What ShapeProp records about one tensor (torch.fx's fields, in its order)."""
+
+    shape: Any  # tensor.Size / torch.Size
+    dtype: Any  # tensor.float32 / torch.float32 ...
+    requires_grad: bool
+    stride: tuple[int, ...]
+    memory_format: Any  # torch.contiguous_format ...; "contiguous_format" or None for tensor
+    is_quantized: bool
+    qparams: dict[str, Any]
+# --8<-- [end:tensor_metadata]
+
+
+def _torch_layout(result: Any) -> tuple[Any, bool, dict[str, Any]]:
+    """memory_format, is_quantized and qparams of a torch tensor, as torch.fx reads them."""
+    import torch  # the value is a torch tensor, so torch is loaded already
+
+    memory_format = None
+    if not result.is_sparse:
+        for candidate in (torch.contiguous_format, torch.channels_last,
+                          torch.channels_last_3d):
+            if result.is_contiguous(memory_format=candidate):
+                memory_format = candidate
+                break
+    qparams: dict[str, Any] = {}
+    if result.is_quantized:
+        qscheme = qparams["qscheme"] = result.qscheme()
+        if qscheme in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+            qparams["scale"] = result.q_scale()
+            qparams["zero_point"] = result.q_zero_point()
+        else:  # one scale and zero point per channel along an axis
+            qparams["scale"] = result.q_per_channel_scales().tolist()
+            qparams["zero_point"] = result.q_per_channel_zero_points().tolist()
+            qparams["axis"] = result.q_per_channel_axis()
+    return memory_format, result.is_quantized, qparams
+
+
+def extract_tensor_metadata(result: Any) -> TensorMetadata:
+    """Describe one tensor of either framework."""
+    framework = framework_of(result)
+    if framework.name == "torch":
+        memory_format, is_quantized, qparams = _torch_layout(result)
+        stride = () if result.is_sparse else result.stride()
+    else:  # tensor: no autograd, no quantization, one layout (row-major)
+        memory_format = "contiguous_format" if result.is_contiguous() else None
+        is_quantized, qparams = False, {}
+        stride = result.stride()
+    requires_grad = bool(getattr(result, "requires_grad", False))
+    return TensorMetadata(result.shape, result.dtype, requires_grad, stride,
+                          memory_format, is_quantized, qparams)
+
+
+# --8<-- [start:shape_prop]
+class ShapeProp(Interpreter):
+    """Run ``gm`` node by node and record each result's metadata on its node.
+
+    After ``ShapeProp(gm).propagate(x)`` every node that produced a tensor
+    has ``node.meta['tensor_meta']`` (a TensorMetadata, or the same nesting
+    of them when the node produced a tuple, list or dict of tensors), and
+    every node has ``node.meta['type']``, the type of its value.
+    """
+
+    def run_node(self, n: Node) -> Any:
+        try:
+            result = super().run_node(n)
+        except Exception as e:
+            raise RuntimeError(
+                f"ShapeProp error for: node={n.format_node()} with meta={n.meta}") from e
+
+        found_tensor = False
+
+        def describe(obj: Any) -> Any:
+            nonlocal found_tensor
+            if framework_of(obj).is_tensor(obj):
+                found_tensor = True
+                return extract_tensor_metadata(obj)
+            return obj
+
+        meta = map_aggregate(result, describe)
+        if found_tensor:
+            n.meta["tensor_meta"] = meta
+        n.meta["type"] = type(result)
+        return result
+
+    def propagate(self, *args: Any) -> Any:
+        """Run the graph on the example inputs ``args``; return its output."""
+        return super().run(*args)
+# --8<-- [end:shape_prop]
