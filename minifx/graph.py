@@ -111,9 +111,8 @@ class Graph:
         """All nodes in program order; safe to erase the node being visited."""
         return _NodeList(self)
 
-    @property
     def output_node(self) -> Node:
-        """The ``output`` node (the last node of a finished graph)."""
+        """The ``output`` node (the last node of a finished graph); a method, as in torch.fx."""
         for node in reversed(self.nodes):
             if node.op == "output":
                 return node

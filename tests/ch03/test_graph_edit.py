@@ -43,7 +43,7 @@ def test_erase_while_iterating_forward_and_backward():
     assert [n.op for n in g.nodes] == ["placeholder", "output"]
     g.lint()
     g = straight(minifx)
-    g.output_node.args = (next(iter(g.nodes)),)
+    g.output_node().args = (next(iter(g.nodes)),)
     visited = [n.name for n in reversed(g.nodes)]
     g.eliminate_dead_code()
     assert visited == ["output", "add_4", "add_3", "add_2", "add_1", "add", "x"]

@@ -112,7 +112,7 @@ def test_is_impure():
     g, x, y, a, b = chain()
     with g.inserting_before(b):
         p = g.call_function(builtins.print, (a,))
-    assert x.is_impure() and g.output_node.is_impure() and p.is_impure()
+    assert x.is_impure() and g.output_node().is_impure() and p.is_impure()
     assert not a.is_impure()
 
 
