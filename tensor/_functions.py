@@ -1,0 +1,1068 @@
+"""The public functions of `tensor` and the Tensor methods made from them.
+
+Each op is written once, as an implementation that checks its arguments,
+settles the dtype and shape of the result with torch's rules, and asks the
+active backend (`tensor.backend.ops()`) for the numbers. `tensor_function`
+turns it into the public function (`tensor.add`); `_install_methods` at the
+bottom turns the same implementation into the method (`Tensor.add`) and the
+operators (`Tensor.__add__`, `Tensor.__radd__`), each a distinct public
+callable that `__tensor_function__` handlers receive as `func`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections import namedtuple
+from types import SimpleNamespace
+
+import numpy as np
+
+from . import backend as _backend
+from ._dtype import (
+    DEFAULT_FLOAT,
+    as_dtype,
+    bool_,
+    dtype,
+    float32,
+    from_numpy_dtype,
+    int64,
+    result_type,
+    scalar_dtype,
+)
+from ._size import Size
+from ._tensor import Tensor, _array_from_data, _shape_arg, _wrap_dim
+from .overrides import tensor_function
+
+_NUMBER_TYPES = (int, float, np.number, np.bool_)
+_OPERAND_TYPES = (Tensor, *_NUMBER_TYPES)
+_new_tensor = object.__new__
+_Tensor_new = Tensor
+
+# ---------------------------------------------------------------------------
+# helpers shared by the ops
+# ---------------------------------------------------------------------------
+
+
+def _public(impl):
+    """The public, overridable function for `impl`, spelled `tensor.<name>`."""
+    public = tensor_function(impl)
+    public.__module__ = "tensor"
+    public.__qualname__ = impl.__name__
+    return public
+
+
+def _require_tensor(x, op: str, arg: str = "input") -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+
+
+def _require_operand(x, op: str, arg: str) -> None:
+    if not isinstance(x, _OPERAND_TYPES):
+        raise TypeError(
+            f"{op}(): argument '{arg}' must be Tensor or Number, not {type(x).__name__}"
+        )
+
+
+def _array_as(x, np_dtype) -> np.ndarray:
+    """The array of a Tensor or Python number, converted to `np_dtype` if needed."""
+    if isinstance(x, Tensor):
+        arr = x._array
+        return arr if arr.dtype == np_dtype else arr.astype(np_dtype)
+    return np.asarray(x, dtype=np_dtype)
+
+
+def _shape_of(x) -> tuple:
+    return x._array.shape if isinstance(x, Tensor) else ()
+
+
+def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
+    """NumPy's (and torch's) broadcast of two shapes, or torch's error naming the op."""
+    if a == b:
+        return a
+    ndim = builtins.max(len(a), len(b))
+    pa = (1,) * (ndim - len(a)) + tuple(a)
+    pb = (1,) * (ndim - len(b)) + tuple(b)
+    out = []
+    for i, (sa, sb) in enumerate(zip(pa, pb)):
+        if sa == sb or sb == 1:
+            out.append(sa)
+        elif sa == 1:
+            out.append(sb)
+        else:
+            raise RuntimeError(
+                f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                f"non-singleton dimension {i} (in {op}: shapes {list(a)} and {list(b)})"
+            )
+    return tuple(out)
+
+
+def _wrap(arr: np.ndarray) -> Tensor:
+    return Tensor._from_array(arr)
+
+
+def _reduce_dims(dim, ndim: int, op: str) -> tuple[int, ...]:
+    """A `dim` argument (None, int, or tuple/list of ints) as sorted non-negative dims."""
+    if dim is None or ndim == 0:
+        if ndim == 0 and dim is not None:
+            for d in dim if isinstance(dim, (tuple, list)) else (dim,):
+                _wrap_dim(d, 0, op)
+        return ()
+    wanted = dim if isinstance(dim, (tuple, list)) else (dim,)
+    dims = tuple(_wrap_dim(d, ndim, op) for d in wanted)
+    for d in dims:
+        if dims.count(d) > 1:
+            raise RuntimeError(f"{op}(): dim {d} appears multiple times in the list of dims")
+    return tuple(sorted(dims))
+
+
+# ---------------------------------------------------------------------------
+# creation
+# ---------------------------------------------------------------------------
+
+_DEFAULT_SEED = 67280421310721  # torch's default seed, so a fresh process is reproducible
+_generator = np.random.default_rng(_DEFAULT_SEED)
+
+
+def manual_seed(seed: int) -> np.random.Generator:
+    """Seed the generator behind `rand`, `randn` and friends; the same seed, the same numbers."""
+    global _generator
+    _generator = np.random.default_rng(int(seed))
+    return _generator
+
+
+def _dtype_or(value, default: dtype) -> dtype:
+    return default if value is None else as_dtype(value)
+
+
+@_public
+def tensor(data, dtype=None) -> Tensor:
+    """A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays)."""
+    return _wrap(_array_from_data(data, dtype))
+
+
+@_public
+def as_tensor(data, dtype=None) -> Tensor:
+    """Like `tensor`, but a Tensor or NumPy array of the right dtype is shared, not copied."""
+    if isinstance(data, Tensor) and (dtype is None or as_dtype(dtype) == data.dtype):
+        return data
+    if isinstance(data, np.ndarray) and dtype is None and data.dtype in _NP_SUPPORTED:
+        return _wrap(data)
+    return tensor.__wrapped__(data, dtype)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor that shares memory with `array` (changes show on both sides)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy(): expected np.ndarray (got {type(array).__name__})")
+    if array.dtype not in _NP_SUPPORTED:
+        raise TypeError(
+            f"from_numpy(): can't convert np.ndarray of type numpy.{array.dtype}. The only "
+            "supported types are: float64, float32, int64, int32, and bool."
+        )
+    return _wrap(array)
+
+
+_NP_SUPPORTED = {np.dtype(n) for n in ("float32", "float64", "int32", "int64", "bool")}
+
+
+def _filled(size, dtype_, fill, name: str) -> Tensor:
+    shape = _shape_arg(size, name)
+    if any(s < 0 for s in shape):
+        raise RuntimeError(
+            f"{name}(): Trying to create tensor with negative dimension "
+            f"{builtins.min(shape)}: {list(shape)}"
+        )
+    return _wrap(np.full(shape, fill, dtype=_dtype_or(dtype_, DEFAULT_FLOAT).numpy_dtype))
+
+
+@_public
+def zeros(*size, dtype=None) -> Tensor:
+    """A tensor of zeros; sizes as `zeros(2, 3)` or `zeros((2, 3))`."""
+    return _filled(size, dtype, 0, "zeros")
+
+
+@_public
+def ones(*size, dtype=None) -> Tensor:
+    """A tensor of ones."""
+    return _filled(size, dtype, 1, "ones")
+
+
+@_public
+def empty(*size, dtype=None) -> Tensor:
+    """A tensor whose values are not set (here: zeros, so results are reproducible)."""
+    return _filled(size, dtype, 0, "empty")
+
+
+@_public
+def full(size, fill_value, dtype=None) -> Tensor:
+    """A tensor filled with `fill_value`; the dtype follows the value, as in torch."""
+    if dtype is None:
+        dtype = scalar_dtype(fill_value)
+    return _filled((size,), dtype, fill_value, "full")
+
+
+@_public
+def arange(start, end=None, step=1, dtype=None) -> Tensor:
+    """Values from `start` up to (not including) `end`, `step` apart."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("arange(): step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("arange(): upper bound and larger bound inconsistent with step sign")
+    ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    target = as_dtype(dtype) if dtype is not None else (int64 if ints else DEFAULT_FLOAT)
+    count = builtins.max(math.ceil((end - start) / step), 0)
+    steps = np.arange(count, dtype=np.int64 if ints else np.float64)  # value i is start + i*step
+    return _wrap((start + steps * step).astype(target.numpy_dtype))
+
+
+def _random(size, dtype_, name: str, draw) -> Tensor:
+    shape = _shape_arg(size, name)
+    target = _dtype_or(dtype_, DEFAULT_FLOAT)
+    if not target.is_floating_point:
+        raise TypeError(f"{name}(): unsupported dtype {target!r}: random values need a float dtype")
+    return _wrap(draw(shape, target.numpy_dtype))
+
+
+@_public
+def rand(*size, dtype=None) -> Tensor:
+    """Uniform random values in [0, 1), from the generator `manual_seed` sets."""
+    return _random(size, dtype, "rand", lambda s, d: _generator.random(s, dtype=d))
+
+
+@_public
+def randn(*size, dtype=None) -> Tensor:
+    """Standard normal random values, from the generator `manual_seed` sets."""
+    return _random(size, dtype, "randn", lambda s, d: _generator.standard_normal(s, dtype=d))
+
+
+@_public
+def zeros_like(input, dtype=None) -> Tensor:
+    _require_tensor(input, "zeros_like")
+    return zeros.__wrapped__(input.shape, dtype=dtype or input.dtype)
+
+
+@_public
+def ones_like(input, dtype=None) -> Tensor:
+    _require_tensor(input, "ones_like")
+    return ones.__wrapped__(input.shape, dtype=dtype or input.dtype)
+
+
+@_public
+def empty_like(input, dtype=None) -> Tensor:
+    _require_tensor(input, "empty_like")
+    return empty.__wrapped__(input.shape, dtype=dtype or input.dtype)
+
+
+@_public
+def full_like(input, fill_value, dtype=None) -> Tensor:
+    _require_tensor(input, "full_like")
+    return full.__wrapped__(input.shape, fill_value, dtype=dtype or input.dtype)
+
+
+@_public
+def rand_like(input, dtype=None) -> Tensor:
+    _require_tensor(input, "rand_like")
+    return rand.__wrapped__(input.shape, dtype=dtype or input.dtype)
+
+
+@_public
+def randn_like(input, dtype=None) -> Tensor:
+    _require_tensor(input, "randn_like")
+    return randn.__wrapped__(input.shape, dtype=dtype or input.dtype)
+
+
+def is_tensor(obj) -> bool:
+    """True for a `tensor.Tensor` (subclasses included)."""
+    return isinstance(obj, Tensor)
+
+
+# ---------------------------------------------------------------------------
+# elementwise math
+# ---------------------------------------------------------------------------
+
+_FLOAT_ONLY_UNARY = {"exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "gelu"}
+
+
+def unary_op(op: str, input: Tensor) -> Tensor:
+    """Run backend unary op `op` on a tensor with torch's dtype rules (ints become float32)."""
+    _require_tensor(input, op)
+    arr = input._array
+    kind = arr.dtype.kind
+    if op in _FLOAT_ONLY_UNARY:
+        if kind != "f":
+            arr = arr.astype(DEFAULT_FLOAT.numpy_dtype)
+    elif kind == "b" and op in ("neg", "relu", "abs"):
+        raise TypeError(
+            f"{op}(): unsupported dtype tensor.bool (use logical operations on bool tensors)"
+        )
+    return Tensor._from_array(_backend._active.unary(op, arr))
+
+
+def _unary_public(op: str, doc: str):
+    def impl(input):
+        return unary_op(op, input)
+
+    impl.__name__ = impl.__qualname__ = op
+    impl.__doc__ = doc
+    return _public(impl)
+
+
+neg = _unary_public("neg", "-input, elementwise.")
+abs = _unary_public("abs", "|input|, elementwise.")  # noqa: A001 (torch's name)
+exp = _unary_public("exp", "e ** input, elementwise (ints become float32).")
+log = _unary_public("log", "Natural logarithm, elementwise.")
+sqrt = _unary_public("sqrt", "Square root, elementwise.")
+rsqrt = _unary_public("rsqrt", "1 / sqrt(input), elementwise.")
+sigmoid = _unary_public("sigmoid", "1 / (1 + exp(-input)), elementwise.")
+tanh = _unary_public("tanh", "Hyperbolic tangent, elementwise.")
+relu = _unary_public("relu", "max(input, 0), elementwise.")
+
+
+def _fast_dtype(input, other):
+    """The result dtype in the common cases (no promotion needed), else None."""
+    if isinstance(input, Tensor):
+        a = input._array
+        if isinstance(other, Tensor):
+            return a.dtype if a.dtype == other._array.dtype else None
+        kind = a.dtype.kind
+        t = type(other)
+        if (t is float and kind == "f") or (t is int and kind in "if"):
+            return a.dtype
+    return None
+
+
+# Ops that need no dtype check when both operands already share a float or int dtype;
+# bool operands and the rest (bitwise on floats, int division or powers) take the full path.
+_FAST_OPS = {
+    "f": frozenset({"add", "sub", "mul", "div", "pow", "maximum", "minimum"}),
+    "i": frozenset({"add", "sub", "mul", "maximum", "minimum", "bitwise_and", "bitwise_or"}),
+}
+
+
+def _is_bool(x) -> bool:
+    if isinstance(x, Tensor):
+        return x._array.dtype.kind == "b"
+    return isinstance(x, (bool, np.bool_))
+
+
+def binary_op(op: str, input, other) -> Tensor:
+    """Run backend binary op `op` with torch's promotion and broadcasting checks."""
+    np_dtype = _fast_dtype(input, other)
+    if np_dtype is not None and op in _FAST_OPS.get(np_dtype.kind, ()):
+        if isinstance(other, Tensor):
+            a, b = input._array, other._array
+            if a.shape != b.shape:
+                broadcast_shapes(op, a.shape, b.shape)
+        else:
+            a, b = input._array, np_dtype.type(other)
+        result = _new_tensor(_Tensor_new)
+        result._array = _backend._active.binary(op, a, b)
+        return result
+    _check_pair(op, input, other)
+    dt = result_type(input, other)
+    if op == "div" and not dt.is_floating_point:
+        dt = DEFAULT_FLOAT  # true division of integers gives the default float
+    elif op in ("bitwise_and", "bitwise_or") and dt.is_floating_point:
+        raise TypeError(f"{op}(): unsupported dtype {dt!r}: bitwise operations need int or bool")
+    elif (
+        op == "pow"
+        and not dt.is_floating_point
+        and (
+            (isinstance(other, (int, np.integer)) and other < 0)
+            or (isinstance(other, Tensor) and bool((other._array < 0).any()))
+        )
+    ):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    elif op == "pow" and dt is bool_:
+        if isinstance(other, Tensor) or not isinstance(input, Tensor):
+            raise TypeError("pow(): unsupported dtype tensor.bool")
+        # torch allows bool_tensor ** True/False (x and ones); compute it in int64
+        return binary_op("pow", input.long(), int(other)).bool()
+    elif op == "sub" and (dt is bool_ or _is_bool(input) or _is_bool(other)):
+        raise TypeError(
+            "sub(): unsupported dtype tensor.bool: subtraction with a bool operand is not "
+            "supported (to invert a mask use logical operations)"
+        )
+    broadcast_shapes(op, _shape_of(input), _shape_of(other))
+    np_dtype = dt.numpy_dtype
+    return Tensor._from_array(
+        _backend._active.binary(op, _array_as(input, np_dtype), _array_as(other, np_dtype))
+    )
+
+
+def compare_op(op: str, input, other) -> Tensor:
+    """Run backend comparison `op`: operands promoted to a common dtype, result bool."""
+    _check_pair(op, input, other)
+    dt = result_type(input, other)
+    broadcast_shapes(op, _shape_of(input), _shape_of(other))
+    np_dtype = dt.numpy_dtype
+    return Tensor._from_array(
+        _backend._active.compare(op, _array_as(input, np_dtype), _array_as(other, np_dtype))
+    )
+
+
+def _check_pair(op: str, input, other) -> None:
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        _require_tensor(input, op)
+    _require_operand(input, op, "input")
+    _require_operand(other, op, "other")
+
+
+def _binary_public(op: str, doc: str, runner=binary_op):
+    def impl(input, other):
+        return runner(op, input, other)
+
+    impl.__name__ = impl.__qualname__ = op
+    impl.__doc__ = doc
+    return _public(impl)
+
+
+@_public
+def add(input, other, *, alpha=1) -> Tensor:
+    """input + alpha * other, broadcasting."""
+    if alpha != 1:
+        _check_pair("add", input, other)
+        other = binary_op("mul", other, alpha)
+    return binary_op("add", input, other)
+
+
+@_public
+def sub(input, other, *, alpha=1) -> Tensor:
+    """input - alpha * other, broadcasting."""
+    if alpha != 1:
+        _check_pair("sub", input, other)
+        other = binary_op("mul", other, alpha)
+    return binary_op("sub", input, other)
+
+
+mul = _binary_public("mul", "input * other, broadcasting.")
+div = _binary_public("div", "input / other (true division: integers give float32).")
+pow = _binary_public("pow", "input ** exponent, broadcasting.")  # noqa: A001
+maximum = _binary_public("maximum", "The larger of two tensors, elementwise (NaN wins).")
+minimum = _binary_public("minimum", "The smaller of two tensors, elementwise (NaN wins).")
+bitwise_and = _binary_public("bitwise_and", "input & other for bool and int tensors.")
+bitwise_or = _binary_public("bitwise_or", "input | other for bool and int tensors.")
+gt = _binary_public("gt", "input > other, elementwise, as bool.", compare_op)
+lt = _binary_public("lt", "input < other, elementwise, as bool.", compare_op)
+ge = _binary_public("ge", "input >= other, elementwise, as bool.", compare_op)
+le = _binary_public("le", "input <= other, elementwise, as bool.", compare_op)
+eq = _binary_public("eq", "input == other, elementwise, as bool.", compare_op)
+ne = _binary_public("ne", "input != other, elementwise, as bool.", compare_op)
+
+
+@_public
+def where(condition, input, other) -> Tensor:
+    """Elements of `input` where `condition` is True, else of `other`."""
+    _require_tensor(condition, "where", "condition")
+    if condition._array.dtype != np.bool_:
+        raise TypeError(
+            f"where(): expected condition to be a bool tensor, but got dtype {condition.dtype!r}"
+        )
+    _require_operand(input, "where", "input")
+    _require_operand(other, "where", "other")
+    dt = result_type(input, other)
+    shape = broadcast_shapes("where", _shape_of(input), _shape_of(other))
+    broadcast_shapes("where", condition._array.shape, shape)
+    np_dtype = dt.numpy_dtype
+    return _wrap(
+        _backend._active.where(
+            condition._array, _array_as(input, np_dtype), _array_as(other, np_dtype)
+        )
+    )
+
+
+@_public
+def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002 (torch's names)
+    """Limit `input` to [min, max]; bounds are numbers or tensors, either may be None."""
+    _require_tensor(input, "clamp")
+    if min is None and max is None:
+        raise RuntimeError("clamp(): At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = input
+        if min is not None:
+            out = binary_op("maximum", out, min)
+        if max is not None:
+            out = binary_op("minimum", out, max)
+        return out
+    bounds = [b for b in (min, max) if b is not None]
+    for b in bounds:
+        _require_operand(b, "clamp", "min" if b is min else "max")
+    dt = result_type(input, *bounds)
+    return _wrap(_backend._active.clamp(_array_as(input, dt.numpy_dtype), min, max))
+
+
+# ---------------------------------------------------------------------------
+# matrix product
+# ---------------------------------------------------------------------------
+
+
+@_public
+def matmul(input, other) -> Tensor:
+    """Matrix product with torch.matmul's rules for 1-d, 2-d and batched operands."""
+    _require_tensor(input, "matmul")
+    _require_tensor(other, "matmul", "other")
+    a, b = input._array, other._array
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
+        )
+    if a.dtype != b.dtype:
+        raise RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{input.dtype!r} != {other.dtype!r}"
+        )
+    if a.dtype == np.bool_:
+        raise TypeError("matmul(): unsupported dtype tensor.bool")
+    inner_a = a.shape[-1]
+    inner_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if inner_a != inner_b:
+        if a.ndim == 1 and b.ndim == 1:
+            raise RuntimeError(
+                f"inconsistent tensor size, expected tensor [{inner_a}] and src [{inner_b}] to "
+                f"have the same number of elements, but got {inner_a} and {inner_b} elements "
+                "respectively"
+            )
+        rows = a.shape[-2] if a.ndim > 1 else 1
+        cols = b.shape[-1] if b.ndim > 1 else 1
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{inner_a} and {inner_b}x{cols}) "
+            f"(in matmul: shapes {list(a.shape)} and {list(b.shape)})"
+        )
+    if a.ndim > 2 or b.ndim > 2:
+        broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2] if b.ndim > 1 else ())
+    return _wrap(_backend._active.matmul(a, b))
+
+
+# ---------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------
+
+
+def _check_nonempty(arr: np.ndarray, dims: tuple, op: str) -> None:
+    reduced = dims if dims else range(arr.ndim)
+    if arr.size == 0 and (arr.ndim == 0 or any(arr.shape[d] == 0 for d in reduced) or not dims):
+        raise RuntimeError(
+            f"{op}(): Expected reduction dim to have non-zero size "
+            f"(input shape {list(arr.shape)}); "
+            "the operation has no identity"
+        )
+
+
+@_public
+def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A001
+    """Sum over `dim` (int or tuple, all dims when None); bool and ints sum as int64."""
+    _require_tensor(input, "sum")
+    arr = input._array
+    target = (
+        as_dtype(dtype) if dtype is not None else (input.dtype if arr.dtype.kind == "f" else int64)
+    )
+    if arr.dtype != target.numpy_dtype:
+        arr = arr.astype(target.numpy_dtype)
+    dims = _reduce_dims(dim, arr.ndim, "sum")
+    return _wrap(_backend._active.reduce("sum", arr, dims, keepdim))
+
+
+@_public
+def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    """Mean over `dim`; needs a float dtype (or `dtype=`), as in torch."""
+    _require_tensor(input, "mean")
+    arr = input._array
+    if dtype is not None:
+        arr = arr.astype(as_dtype(dtype).numpy_dtype)
+    if arr.dtype.kind != "f":
+        raise TypeError(
+            "mean(): could not infer output dtype. Input dtype must be a floating point dtype. "
+            f"Got: {from_numpy_dtype(arr.dtype)!r}"
+        )
+    dims = _reduce_dims(dim, arr.ndim, "mean")
+    return _wrap(_backend._active.reduce("mean", arr, dims, keepdim))
+
+
+def _extreme(op: str, input, dim, keepdim) -> Tensor:
+    _require_tensor(input, op)
+    arr = input._array
+    dims = _reduce_dims(dim, arr.ndim, op)
+    _check_nonempty(arr, dims, op)
+    return _wrap(_backend._active.reduce(op, arr, dims, keepdim))
+
+
+@_public
+def amax(input, dim=(), keepdim=False) -> Tensor:
+    """Largest value over `dim` (all dims when empty); NaN propagates."""
+    return _extreme("amax", input, dim, keepdim)
+
+
+@_public
+def amin(input, dim=(), keepdim=False) -> Tensor:
+    """Smallest value over `dim` (all dims when empty); NaN propagates."""
+    return _extreme("amin", input, dim, keepdim)
+
+
+def _return_type(name: str):
+    fields = namedtuple(name, ["values", "indices"])
+
+    class ReturnType(fields):
+        __slots__ = ()
+
+        def __repr__(self) -> str:
+            return (
+                f"tensor.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+            )
+
+    ReturnType.__name__ = ReturnType.__qualname__ = name
+    ReturnType.__module__ = "tensor.return_types"
+    return ReturnType
+
+
+return_types = SimpleNamespace(max=_return_type("max"), min=_return_type("min"))
+
+
+def _extreme_with_indices(op: str, input, dim, keepdim, other):
+    _require_tensor(input, op)
+    if isinstance(other, Tensor) or (dim is not None and isinstance(dim, Tensor)):
+        return binary_op(
+            "maximum" if op == "max" else "minimum", input, other if other is not None else dim
+        )
+    if dim is None:
+        if keepdim:
+            raise TypeError(f"{op}(): keepdim=True needs a dim")
+        return _extreme("amax" if op == "max" else "amin", input, (), False)
+    arr = input._array
+    d = _wrap_dim(dim, arr.ndim, op)
+    if arr.ndim == 0:
+        return getattr(return_types, op)(_wrap(arr.copy()), _wrap(np.zeros((), np.int64)))
+    if arr.shape[d] == 0:
+        raise IndexError(
+            f"{op}(): Expected reduction dim {d} to have non-zero size "
+            f"(input shape {list(arr.shape)})"
+        )
+    values = _backend._active.reduce("amax" if op == "max" else "amin", arr, (d,), keepdim)
+    if op == "max":
+        indices = _backend._active.argmax(arr, d, keepdim)
+    else:
+        indices = np.asarray(np.argmin(arr, axis=d, keepdims=keepdim), dtype=np.int64)
+    return getattr(return_types, op)(_wrap(values), _wrap(indices))
+
+
+@_public
+def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    """max(x): the largest value; max(x, dim): (values, indices); max(x, y): elementwise."""
+    return _extreme_with_indices("max", input, dim, keepdim, other)
+
+
+@_public
+def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+    """min(x): the smallest value; min(x, dim): (values, indices); min(x, y): elementwise."""
+    return _extreme_with_indices("min", input, dim, keepdim, other)
+
+
+@_public
+def argmax(input, dim=None, keepdim=False) -> Tensor:
+    """Index of the largest value over `dim` (of the flattened tensor when None), int64."""
+    _require_tensor(input, "argmax")
+    arr = input._array
+    if dim is None:
+        if arr.size == 0:
+            raise RuntimeError(
+                "argmax(): Expected reduction dim to be specified for input.numel() == 0."
+            )
+        if arr.ndim == 0:
+            return _wrap(np.zeros((), np.int64))
+        return _wrap(_backend._active.argmax(arr, None, keepdim))
+    d = _wrap_dim(dim, arr.ndim, "argmax")
+    if arr.ndim == 0:
+        return _wrap(np.zeros((), np.int64))
+    if arr.shape[d] == 0:
+        raise IndexError(f"argmax(): Expected reduction dim {d} to have non-zero size.")
+    return _wrap(_backend._active.argmax(arr, d, keepdim))
+
+
+@_public
+def argmin(input, dim=None, keepdim=False) -> Tensor:
+    """Index of the smallest value over `dim` (of the flattened tensor when None), int64."""
+    _require_tensor(input, "argmin")
+    arr = input._array
+    if arr.size == 0:
+        raise RuntimeError("argmin(): Expected a non-empty tensor.")
+    axis = None if dim is None or arr.ndim == 0 else _wrap_dim(dim, arr.ndim, "argmin")
+    return _wrap(np.asarray(np.argmin(arr, axis=axis, keepdims=keepdim), dtype=np.int64))
+
+
+def _softmax_like(op: str, input, dim, dtype) -> Tensor:
+    _require_tensor(input, op)
+    if dim is None:
+        raise TypeError(f"{op}(): missing the required argument 'dim'")
+    arr = input._array
+    if dtype is not None:
+        arr = arr.astype(as_dtype(dtype).numpy_dtype)
+    if arr.dtype.kind != "f":
+        raise TypeError(
+            f"{op}(): unsupported dtype {from_numpy_dtype(arr.dtype)!r}: needs a float dtype"
+        )
+    d = _wrap_dim(dim, arr.ndim, op)
+    if arr.ndim == 0:
+        return _wrap(np.zeros((), arr.dtype) if op == "log_softmax" else np.ones((), arr.dtype))
+    return _wrap(getattr(_backend._active, op)(arr, d))
+
+
+@_public
+def softmax(input, dim=None, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim`."""
+    return _softmax_like("softmax", input, dim, dtype)
+
+
+@_public
+def log_softmax(input, dim=None, dtype=None) -> Tensor:
+    """log(softmax(x)) along `dim`, computed stably."""
+    return _softmax_like("log_softmax", input, dim, dtype)
+
+
+# ---------------------------------------------------------------------------
+# joining
+# ---------------------------------------------------------------------------
+
+
+def _tensor_list(tensors, op: str) -> list[Tensor]:
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(
+            f"{op}(): argument 'tensors' must be a tuple or list of Tensors, "
+            f"not {type(tensors).__name__}"
+        )
+    if not tensors:
+        raise ValueError(f"{op}(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"{op}(): expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
+    return list(tensors)
+
+
+@_public
+def cat(tensors, dim=0) -> Tensor:
+    """Join tensors along an existing dim; dtypes promote as in torch."""
+    items = _tensor_list(tensors, "cat")
+    dt = result_type(*items) if len(items) > 1 else items[0].dtype
+    # torch still skips 1-d empty tensors here (a legacy rule)
+    kept = [t for t in items if not (t._array.ndim == 1 and t._array.size == 0)] or items[:1]
+    first = kept[0]._array
+    if first.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = _wrap_dim(dim, first.ndim, "cat")
+    for i, t in enumerate(kept):
+        arr = t._array
+        if arr.ndim != first.ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {first.ndim} and {arr.ndim}"
+            )
+        for k in range(first.ndim):
+            if k != d and arr.shape[k] != first.shape[k]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{first.shape[k]} but got size {arr.shape[k]} for tensor number {i} in the "
+                    "list."
+                )
+    arrays = [_array_as(t, dt.numpy_dtype) for t in kept]
+    return _wrap(np.concatenate(arrays, axis=d))
+
+
+@_public
+def stack(tensors, dim=0) -> Tensor:
+    """Join same-shaped tensors along a new dim."""
+    items = _tensor_list(tensors, "stack")
+    first = items[0]._array
+    for i, t in enumerate(items):
+        if t._array.shape != first.shape:
+            raise RuntimeError(
+                "stack expects each tensor to be equal size, but got "
+                f"{list(first.shape)} at entry 0 "
+                f"and {list(t._array.shape)} at entry {i}"
+            )
+    d = _wrap_dim(dim, first.ndim + 1, "stack")
+    dt = result_type(*items)
+    return _wrap(np.stack([_array_as(t, dt.numpy_dtype) for t in items], axis=d))
+
+
+# ---------------------------------------------------------------------------
+# functions that are Tensor methods first (views), and in-place updates
+# ---------------------------------------------------------------------------
+
+
+def _function_from_method(name: str):
+    impl = getattr(Tensor, name).__wrapped__
+
+    def function(input, *args, **kwargs):
+        _require_tensor(input, name)
+        return impl(input, *args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = impl.__doc__
+    return _public(function)
+
+
+reshape = _function_from_method("reshape")
+flatten = _function_from_method("flatten")
+permute = _function_from_method("permute")
+transpose = _function_from_method("transpose")
+t = _function_from_method("t")
+squeeze = _function_from_method("squeeze")
+unsqueeze = _function_from_method("unsqueeze")
+numel = _function_from_method("numel")
+
+
+def _in_place(op_impl, name: str):
+    def method(self, *args, **kwargs):
+        result = op_impl(self, *args, **kwargs)
+        target = self._array
+        if result._array.shape != target.shape:
+            raise RuntimeError(
+                f"{name}(): output with shape {list(target.shape)} doesn't match the broadcast "
+                f"shape {list(result._array.shape)}"
+            )
+        if not np.can_cast(result._array.dtype, target.dtype, casting="same_kind"):
+            raise RuntimeError(
+                f"{name}(): result type {result.dtype!r} can't be cast to the desired output type "
+                f"{self.dtype!r}"
+            )
+        if not target.flags.writeable:
+            raise RuntimeError(f"{name}(): cannot write into an expanded (broadcast) tensor")
+        np.copyto(target, result._array, casting="same_kind")
+        return self
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _fill_(self, value):
+    self._array[...] = value._array if isinstance(value, Tensor) else value
+    return self
+
+
+def _zero_(self):
+    self._array[...] = 0
+    return self
+
+
+def _copy_(self, src):
+    _require_tensor(src, "copy_", "src")
+    broadcast_shapes("copy_", self._array.shape, src._array.shape)
+    np.copyto(self._array, np.broadcast_to(src._array, self._array.shape), casting="unsafe")
+    return self
+
+
+def _uniform_(self, a=0.0, b=1.0):
+    self._array[...] = _generator.uniform(a, b, self._array.shape)
+    return self
+
+
+def _normal_(self, mean=0.0, std=1.0):
+    self._array[...] = _generator.normal(mean, std, self._array.shape)
+    return self
+
+
+# ---------------------------------------------------------------------------
+# installing the methods and operators on Tensor
+# ---------------------------------------------------------------------------
+
+
+def _install(name: str, impl) -> None:
+    method = tensor_function(impl)
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__module__ = "tensor"
+    setattr(Tensor, name, method)
+
+
+def _operator(impl, reflected: bool):
+    """An operator method: NotImplemented for foreign operands, so Python can try the other side."""
+    if reflected:
+
+        def method(self, other):
+            if not isinstance(other, _OPERAND_TYPES):
+                return NotImplemented
+            return impl(other, self)
+    else:
+
+        def method(self, other):
+            if not isinstance(other, _OPERAND_TYPES):
+                return NotImplemented
+            return impl(self, other)
+
+    return method
+
+
+_METHODS = (
+    "neg",
+    "abs",
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "sigmoid",
+    "tanh",
+    "relu",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow",
+    "maximum",
+    "minimum",
+    "bitwise_and",
+    "bitwise_or",
+    "gt",
+    "lt",
+    "ge",
+    "le",
+    "eq",
+    "ne",
+    "clamp",
+    "matmul",
+    "sum",
+    "mean",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "softmax",
+    "log_softmax",
+)
+
+_OPERATORS = {
+    # name: (function it uses, reflected?)
+    "__add__": (add, False),
+    "__radd__": (add, True),
+    "__sub__": (sub, False),
+    "__rsub__": (sub, True),
+    "__mul__": (mul, False),
+    "__rmul__": (mul, True),
+    "__truediv__": (div, False),
+    "__rtruediv__": (div, True),
+    "__pow__": (pow, False),
+    "__rpow__": (pow, True),
+    "__matmul__": (matmul, False),
+    "__rmatmul__": (matmul, True),
+    "__and__": (bitwise_and, False),
+    "__rand__": (bitwise_and, True),
+    "__or__": (bitwise_or, False),
+    "__ror__": (bitwise_or, True),
+    "__gt__": (gt, False),
+    "__lt__": (lt, False),
+    "__ge__": (ge, False),
+    "__le__": (le, False),
+    "__eq__": (eq, False),
+    "__ne__": (ne, False),
+}
+
+
+def _install_methods() -> None:
+    for name in _METHODS:
+        _install(name, globals()[name].__wrapped__)
+    for name, (function, reflected) in _OPERATORS.items():
+        _install(name, _operator(function.__wrapped__, reflected))
+    _install("__neg__", neg.__wrapped__)
+    _install("__abs__", abs.__wrapped__)
+    _install("where", _tensor_where)
+    for name in ("add", "sub", "mul", "div", "pow", "clamp"):
+        _install(name + "_", _in_place(globals()[name].__wrapped__, name + "_"))
+    for name, (function, _) in (
+        ("__iadd__", _OPERATORS["__add__"]),
+        ("__isub__", _OPERATORS["__sub__"]),
+        ("__imul__", _OPERATORS["__mul__"]),
+        ("__itruediv__", _OPERATORS["__truediv__"]),
+    ):
+        _install(name, _in_place(function.__wrapped__, name))
+    for name, impl in (
+        ("fill_", _fill_),
+        ("zero_", _zero_),
+        ("copy_", _copy_),
+        ("uniform_", _uniform_),
+        ("normal_", _normal_),
+    ):
+        _install(name, impl)
+
+
+def _tensor_where(self, condition, other):
+    """x.where(condition, y): elements of x where condition holds, else of y."""
+    return where.__wrapped__(condition, self, other)
+
+
+_install_methods()
+
+__all__ = [
+    "Size",
+    "abs",
+    "add",
+    "amax",
+    "amin",
+    "arange",
+    "argmax",
+    "argmin",
+    "as_tensor",
+    "bitwise_and",
+    "bitwise_or",
+    "broadcast_shapes",
+    "cat",
+    "clamp",
+    "div",
+    "empty",
+    "empty_like",
+    "eq",
+    "exp",
+    "flatten",
+    "float32",
+    "from_numpy",
+    "full",
+    "full_like",
+    "ge",
+    "gt",
+    "is_tensor",
+    "le",
+    "log",
+    "log_softmax",
+    "lt",
+    "manual_seed",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mul",
+    "ne",
+    "neg",
+    "numel",
+    "ones",
+    "ones_like",
+    "permute",
+    "pow",
+    "rand",
+    "rand_like",
+    "randn",
+    "randn_like",
+    "relu",
+    "reshape",
+    "return_types",
+    "rsqrt",
+    "sigmoid",
+    "softmax",
+    "sqrt",
+    "squeeze",
+    "stack",
+    "sub",
+    "sum",
+    "t",
+    "tanh",
+    "tensor",
+    "transpose",
+    "unary_op",
+    "unsqueeze",
+    "where",
+    "zeros",
+    "zeros_like",
+]

@@ -1,0 +1,70 @@
+"""The backend switch: which module computes the arrays behind every tensor op.
+
+A backend is a module of array-in, array-out functions with the names listed
+in ARCHITECTURE.md (`unary`, `binary`, `reduce`, `matmul`, ...). The public
+functions in `tensor` check arguments, pick dtypes and shapes, then call
+`ops().<name>(...)`, so switching backends switches every operation at once.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+
+__all__ = ["available", "get_backend", "ops", "set_backend"]
+
+_NAMES = ("numpy", "numba")
+_modules: dict[str, ModuleType] = {}
+_failures: dict[str, str] = {}
+_active: ModuleType
+_active_name: str
+
+
+def _load(name: str) -> ModuleType | None:
+    if name in _modules:
+        return _modules[name]
+    if name in _failures:
+        return None
+    try:
+        module = importlib.import_module(f"{__name__}.{name}_backend")
+    except Exception as error:  # an absent or broken backend is simply not available
+        _failures[name] = f"{type(error).__name__}: {error}"
+        return None
+    _modules[name] = module
+    return module
+
+
+def available() -> list[str]:
+    """The backends that import on this machine, in order of preference."""
+    return [name for name in _NAMES if _load(name) is not None]
+
+
+def set_backend(name: str) -> None:
+    """Make `name` ("numpy" or "numba") compute every tensor operation from now on."""
+    global _active, _active_name
+    if name not in _NAMES:
+        raise ValueError(f"unknown tensor backend {name!r}: choose one of {list(_NAMES)}")
+    module = _load(name)
+    if module is None:
+        raise RuntimeError(f"tensor backend {name!r} is not available ({_failures[name]})")
+    _active, _active_name = module, name
+
+
+def get_backend() -> str:
+    """The name of the active backend."""
+    return _active_name
+
+
+def ops() -> ModuleType:
+    """The active backend module."""
+    return _active
+
+
+def _default_name() -> str:
+    # The numpy backend is the default until the numba kernels are complete;
+    # TENSOR_BACKEND=numba selects them explicitly.
+    return os.environ.get("TENSOR_BACKEND", "numpy")
+
+
+set_backend(_default_name())

@@ -1,0 +1,188 @@
+"""The `__tensor_function__` protocol: how a type takes over `tensor`'s functions.
+
+Every public function and every `Tensor` method is wrapped by
+`tensor_function`. The wrapper looks at the arguments (inside lists, tuples
+and dicts too). When none of them has a type that defines
+`__tensor_function__`, other than `Tensor` itself, it runs the implementation
+at once: that is the fast path every ordinary call takes. Otherwise it hands
+the call, with the public callable that was called, to the handlers of those
+types. This is the door a tracer walks through: a Proxy that defines
+`__tensor_function__` sees `tensor.sigmoid(proxy)` as a call to record
+instead of a computation to do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = [
+    "disable_subclass_dispatch",
+    "handle_tensor_function",
+    "has_tensor_function",
+    "relevant_args",
+    "tensor_function",
+]
+
+# How each argument type is treated, decided once per type.
+_INERT, _CONTAINER, _MAPPING, _HANDLER, _SUBCLASS = range(5)
+_KIND: dict[type, int] = {
+    int: _INERT,
+    float: _INERT,
+    bool: _INERT,
+    complex: _INERT,
+    str: _INERT,
+    type(None): _INERT,
+    slice: _INERT,
+    type(Ellipsis): _INERT,
+    tuple: _CONTAINER,
+    list: _CONTAINER,
+    dict: _MAPPING,
+}
+_base_tensor: type | None = None  # set by tensor._tensor when Tensor exists
+_subclass_dispatch_off = 0  # > 0 while Tensor's default handler runs the real function
+
+
+def _register_base_tensor(cls: type) -> None:
+    global _base_tensor
+    _base_tensor = cls
+    _KIND[cls] = _INERT
+
+
+def _kind_of(t: type) -> int:
+    if isinstance(t, type) and issubclass(t, (tuple, list)):
+        kind = _CONTAINER
+    elif isinstance(t, type) and issubclass(t, dict):
+        kind = _MAPPING
+    elif getattr(t, "__tensor_function__", None) is None:
+        kind = _INERT
+    elif _base_tensor is not None and issubclass(t, _base_tensor):
+        kind = _SUBCLASS
+    else:
+        kind = _HANDLER
+    _KIND[t] = kind
+    return kind
+
+
+def _collect(items: Iterable, found: list) -> None:
+    for item in items:
+        t = type(item)
+        kind = _KIND.get(t)
+        if kind is None:
+            kind = _kind_of(t)
+        if kind == _INERT:
+            continue
+        if kind == _CONTAINER:
+            _collect(item, found)
+        elif kind == _MAPPING:
+            _collect(item.values(), found)
+        elif kind == _HANDLER or not _subclass_dispatch_off:
+            found.append(item)
+
+
+def relevant_args(args: tuple, kwargs: dict | None = None) -> list:
+    """The arguments (searched through lists, tuples and dicts) whose type has a handler."""
+    found: list = []
+    _collect(args, found)
+    if kwargs:
+        _collect(kwargs.values(), found)
+    return found
+
+
+def has_tensor_function(args: Iterable) -> bool:
+    """True when some argument (nested ones included) would take over a call."""
+    found: list = []
+    _collect(args, found)
+    return bool(found)
+
+
+def _ordered_types(args: Iterable) -> list[type]:
+    """Unique types in order of appearance, each subclass moved before its parents."""
+    ordered: list[type] = []
+    for arg in args:
+        t = type(arg)
+        if t in ordered:
+            continue
+        for i, earlier in enumerate(ordered):
+            if issubclass(t, earlier):
+                ordered.insert(i, t)
+                break
+        else:
+            ordered.append(t)
+    return ordered
+
+
+def _describe(func: Callable) -> str:
+    module = getattr(func, "__module__", None)
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    return f"{module}.{name}" if module else name
+
+
+# --8<-- [start:handle]
+def handle_tensor_function(
+    public_func: Callable, relevant: Iterable, *args: Any, **kwargs: Any
+) -> Any:
+    """Ask each handler in turn, subclasses first; the first answer that is not
+    `NotImplemented` wins, and a `TypeError` names the function when all decline."""
+    types = _ordered_types(relevant)
+    types_tuple = tuple(types)
+    for t in types:
+        result = t.__tensor_function__(public_func, types_tuple, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    names = ", ".join(f"{t.__module__}.{t.__qualname__}" for t in types)
+    raise TypeError(
+        f"no implementation found for '{_describe(public_func)}' on types that implement "
+        f"__tensor_function__: [{names}]"
+    )
+
+
+# --8<-- [end:handle]
+
+
+@contextlib.contextmanager
+def disable_subclass_dispatch():
+    """Treat Tensor subclasses as plain tensors for a while (torch's
+    DisableTorchFunctionSubclass): the default handler uses it to run the real
+    function without asking the subclass again. Other handler types still count."""
+    global _subclass_dispatch_off
+    _subclass_dispatch_off += 1
+    try:
+        yield
+    finally:
+        _subclass_dispatch_off -= 1
+
+
+# --8<-- [start:tensor_function]
+def tensor_function(impl: Callable) -> Callable:
+    """Make `impl` a public, overridable function (or method).
+
+    The returned wrapper is the callable handlers receive as `func`; the
+    implementation stays reachable as `wrapper.__wrapped__`.
+    """
+
+    kinds = _KIND
+
+    @functools.wraps(impl)
+    def public(*args, **kwargs):
+        # fast path: every argument is a Tensor, a number, None, ... and there are no kwargs
+        for arg in args:
+            if kinds.get(type(arg)) != _INERT:
+                break
+        else:
+            if not kwargs:
+                return impl(*args)
+        found: list = []
+        _collect(args, found)
+        if kwargs:
+            _collect(kwargs.values(), found)
+        if found:
+            return handle_tensor_function(public, found, *args, **kwargs)
+        return impl(*args, **kwargs)
+
+    return public
+
+
+# --8<-- [end:tensor_function]

@@ -1,0 +1,110 @@
+"""Conv+BN fusion and a small ResNet-style network, against torch."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.utils.fusion as torch_fusion
+from nn_helpers import check, ours, randn, twin
+
+import tensor
+import tensor.nn as nn
+from tensor.nn.utils.fusion import fuse_conv_bn_eval, fuse_conv_bn_weights
+
+# Every test runs once per available backend (the `backend` fixture in conftest.py).
+pytestmark = [pytest.mark.ch00, pytest.mark.usefixtures("backend")]
+
+
+def trained_bn(lib, channels):
+    """A BatchNorm with non-trivial running statistics and affine parameters."""
+    bn = lib.BatchNorm2d(channels)
+    bn.train()
+    data = randn(8, channels, 4, 4, seed=3) * 2 + 1
+    bn(ours(data) if lib is nn else torch.from_numpy(data))
+    return bn
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("groups", [1, 2])
+def test_fuse_conv_bn_eval_matches_torch(bias, groups):
+    conv, torch_conv = twin(nn.Conv2d(4, 6, 3, padding=1, groups=groups, bias=bias),
+                            torch.nn.Conv2d(4, 6, 3, padding=1, groups=groups, bias=bias))
+    torch_bn = trained_bn(torch.nn, 6)
+    bn, _ = twin(nn.BatchNorm2d(6), torch_bn)
+    for m in (conv, bn, torch_conv, torch_bn):
+        m.eval()
+    fused = fuse_conv_bn_eval(conv, bn)
+    torch_fused = torch_fusion.fuse_conv_bn_eval(torch_conv, torch_bn)
+    assert isinstance(fused, nn.Conv2d) and fused is not conv
+    assert isinstance(fused.weight, nn.Parameter) and isinstance(fused.bias, nn.Parameter)
+    check(fused.weight, torch_fused.weight)
+    check(fused.bias, torch_fused.bias)
+    x = randn(2, 4, 7, 7)
+    check(fused(ours(x)), torch_bn(torch_conv(torch.from_numpy(x))), 1e-4)
+    check(conv(ours(x)), torch_conv(torch.from_numpy(x)), 1e-4)  # the original is untouched
+
+
+def test_fuse_conv_bn_weights_without_affine():
+    w, mean, var = ours(randn(3, 2, 1, 1)), ours(randn(3, seed=1)), ours(np.ones(3, np.float32))
+    fused_w, fused_b = fuse_conv_bn_weights(w, None, mean, var, 0.0, None, None)
+    np.testing.assert_allclose(fused_w._array, w._array)
+    np.testing.assert_allclose(fused_b._array, -mean._array)
+
+
+def test_fusion_refuses_training_mode():
+    with pytest.raises(AssertionError, match="eval"):
+        fuse_conv_bn_eval(nn.Conv2d(1, 1, 1), nn.BatchNorm2d(1))
+
+
+def make_resnet(lib):
+    """conv-bn-relu stem, maxpool, two basic residual blocks (one downsampling), head."""
+
+    class BasicBlock(lib.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = lib.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = lib.BatchNorm2d(cout)
+            self.relu = lib.ReLU()
+            self.conv2 = lib.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = lib.BatchNorm2d(cout)
+            self.downsample = (
+                lib.Sequential(lib.Conv2d(cin, cout, 1, stride, bias=False), lib.BatchNorm2d(cout))
+                if stride != 1 or cin != cout else None
+            )
+
+        def forward(self, x):
+            identity = x if self.downsample is None else self.downsample(x)
+            out = self.relu(self.bn1(self.conv1(x)))
+            return self.relu(self.bn2(self.conv2(out)) + identity)
+
+    class TinyResNet(lib.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = lib.Sequential(lib.Conv2d(3, 8, 3, 2, 1, bias=False), lib.BatchNorm2d(8),
+                                       lib.ReLU(), lib.MaxPool2d(3, 2, 1))
+            self.layers = lib.ModuleList([BasicBlock(8, 8, 1), BasicBlock(8, 16, 2)])
+            self.pool = lib.AdaptiveAvgPool2d((1, 1))
+            self.flatten = lib.Flatten()
+            self.fc = lib.Linear(16, 10)
+
+        def forward(self, x):
+            x = self.stem(x)
+            for layer in self.layers:
+                x = layer(x)
+            return lib.functional.softmax(self.fc(self.flatten(self.pool(x))), dim=1)
+
+    return TinyResNet()
+
+
+@pytest.mark.parametrize("mode", ["train", "eval"])
+def test_tiny_resnet_matches_torch(mode):
+    tensor.manual_seed(0)
+    torch.manual_seed(0)
+    mine, torchs = twin(make_resnet(nn), make_resnet(torch.nn))
+    assert repr(mine) == repr(torchs)
+    assert [n for n, _ in mine.named_parameters()] == [n for n, _ in torchs.named_parameters()]
+    getattr(mine, mode)()
+    getattr(torchs, mode)()
+    x = randn(2, 3, 32, 32)
+    check(mine(ours(x)), torchs(torch.from_numpy(x)), 1e-4)
+    for key, value in torchs.state_dict().items():
+        check(mine.state_dict()[key], value, 1e-4)

@@ -1,0 +1,95 @@
+"""The backend switch: names, errors, and the interface every backend offers."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import tensor
+from tensor import backend
+
+pytestmark = pytest.mark.ch00
+
+INTERFACE = [
+    "unary",
+    "binary",
+    "compare",
+    "where",
+    "clamp",
+    "reduce",
+    "argmax",
+    "softmax",
+    "log_softmax",
+    "matmul",
+    "linear",
+    "conv2d",
+    "max_pool2d",
+    "avg_pool2d",
+    "adaptive_avg_pool2d",
+    "batch_norm",
+    "layer_norm",
+    "embedding",
+]
+
+
+def test_numpy_is_always_available_and_names_are_known():
+    assert "numpy" in backend.available()
+    assert set(backend.available()) <= {"numpy", "numba"}
+    with pytest.raises(ValueError, match="unknown tensor backend 'cuda'"):
+        backend.set_backend("cuda")
+
+
+@pytest.mark.parametrize("name", backend.available())
+def test_every_backend_offers_the_whole_interface(name):
+    previous = backend.get_backend()
+    backend.set_backend(name)
+    try:
+        assert backend.get_backend() == name
+        module = backend.ops()
+        for attr in INTERFACE:
+            assert callable(getattr(module, attr)), attr
+        assert module.UNARY_OPS == (
+            "neg",
+            "abs",
+            "exp",
+            "log",
+            "sqrt",
+            "rsqrt",
+            "sigmoid",
+            "tanh",
+            "relu",
+            "gelu",
+        )
+        assert set(module.REDUCE_OPS) == {"sum", "mean", "amax", "amin"}
+        assert (tensor.ones(2) + 1).tolist() == [2.0, 2.0]
+    finally:
+        backend.set_backend(previous)
+
+
+def test_environment_variable_chooses_the_default():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, TENSOR_BACKEND="numpy", PYTHONPATH=root)
+    out = subprocess.run(
+        [sys.executable, "-c", "import tensor; print(tensor.backend.get_backend())"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+    )
+    assert out.stdout.strip() == "numpy"
+
+
+def test_import_tensor_does_not_import_torch():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = "import sys, tensor; tensor.ones(2) + 1; print('torch' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=dict(os.environ, PYTHONPATH=root),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+    )
+    assert out.stdout.strip() == "False"
