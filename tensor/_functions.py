@@ -811,6 +811,9 @@ t = _function_from_method("t")
 squeeze = _function_from_method("squeeze")
 unsqueeze = _function_from_method("unsqueeze")
 numel = _function_from_method("numel")
+split = _function_from_method("split")
+chunk = _function_from_method("chunk")
+unbind = _function_from_method("unbind")
 
 
 def _in_place(op_impl, name: str):

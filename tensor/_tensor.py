@@ -540,6 +540,60 @@ class Tensor:
         return Tensor._from_array(np.swapaxes(arr, d0, d1))
 
     @tensor_function
+    def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+        """Views of consecutive pieces along `dim`: equal pieces of an int size, or given sizes."""
+        arr = self._array
+        if arr.ndim == 0:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
+        d = _wrap_dim(dim, arr.ndim, "split")
+        length = arr.shape[d]
+        if isinstance(split_size_or_sections, int):
+            step = split_size_or_sections
+            if step <= 0 and not (step == 0 and length == 0):
+                raise RuntimeError(f"split expects split_size be non-negative, but got {step}")
+            sizes = [min(step, length - start) for start in range(0, length, step)] if step else [0]
+        else:
+            sizes = list(split_size_or_sections)
+            if sum(sizes) != length:
+                raise RuntimeError(
+                    f"split_with_sizes expects split_sizes to sum exactly to {length} (input "
+                    f"tensor's size at dimension {d}), but got split_sizes={sizes}"
+                )
+        pieces, start = [], 0
+        for size in sizes:
+            index = [slice(None)] * arr.ndim
+            index[d] = slice(start, start + size)
+            pieces.append(Tensor._from_array(arr[tuple(index)]))
+            start += size
+        return tuple(pieces)
+
+    @tensor_function
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """At most `chunks` views along `dim`, each ceil(size / chunks) long but the last."""
+        if chunks <= 0:
+            raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+        arr = self._array
+        if arr.ndim == 0:
+            raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+        d = _wrap_dim(dim, arr.ndim, "chunk")
+        length = arr.shape[d]
+        if length == 0:  # torch gives `chunks` empty pieces here
+            return self.split([0] * chunks, d)
+        return self.split(-(-length // chunks), d)
+
+    @tensor_function
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        """Views of each index along `dim`, with that dim removed."""
+        arr = self._array
+        d = _wrap_dim(dim, arr.ndim, "unbind")
+        index = [slice(None)] * arr.ndim
+        pieces = []
+        for i in range(arr.shape[d]):
+            index[d] = i
+            pieces.append(Tensor._from_array(arr[tuple(index)]))
+        return tuple(pieces)
+
+    @tensor_function
     def t(self) -> Tensor:
         arr = self._array
         if arr.ndim > 2:

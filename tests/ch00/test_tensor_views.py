@@ -226,3 +226,28 @@ def test_hypothesis_view_chain(shape, data_):
         check(ours, theirs, exact=True)
         if ours.numel() > 0:
             assert ours.stride() == theirs.stride(), (choice, ours.stride(), theirs.stride())
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("pieces", [1, 2, 3, 4, 7, 9])
+def test_chunk_split_unbind_match_torch_as_views(dim, pieces):
+    base = np.arange(7 * 5 * 6, dtype=np.float32).reshape(7, 5, 6)
+    ours, theirs = tensor.from_numpy(base.copy()), torch.from_numpy(base.copy())
+    for got, want in (
+        (ours.chunk(pieces, dim), theirs.chunk(pieces, dim)),
+        (tensor.split(ours, pieces, dim), torch.split(theirs, pieces, dim)),
+        (ours.unbind(dim), theirs.unbind(dim)),
+    ):
+        assert len(got) == len(want)
+        for piece, expected in zip(got, want):
+            assert piece.shape == tuple(expected.shape)
+            assert piece.stride() == expected.stride()
+            np.testing.assert_array_equal(piece.numpy(), expected.numpy())
+            assert np.shares_memory(piece.numpy(), ours.numpy())
+
+
+def test_chunk_of_an_empty_dim_and_split_sizes():
+    assert len(tensor.zeros(0).chunk(3)) == 3
+    assert [p.shape[0] for p in tensor.arange(7).split([2, 5])] == [2, 5]
+    with pytest.raises(RuntimeError, match="sum exactly to 7"):
+        tensor.arange(7).split([2, 4])
