@@ -9,6 +9,7 @@ from .graph_module import GraphModule
 from .interpreter import Interpreter
 from .node import Node, map_arg
 from .proxy import Proxy
+from .subgraph_rewriter import replace_pattern
 from .tracer import Tracer, symbolic_trace, wrap
 from .transformer import Transformer
 
@@ -16,5 +17,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Graph", "GraphModule", "Interpreter", "Node", "Proxy", "Tracer", "Transformer", "map_arg",
-    "symbolic_trace", "wrap",
+    "replace_pattern", "symbolic_trace", "wrap",
 ]

@@ -241,7 +241,10 @@ class GraphModule:
             path = node.target.split(".")
             used.update(".".join(path[:i]) for i in range(1, len(path) + 1))
             if node.op == "call_module":  # it runs the whole submodule
-                module = self.get_submodule(node.target)
+                try:
+                    module = self.get_submodule(node.target)
+                except AttributeError:  # not installed yet (replace_pattern adds it next)
+                    continue
                 used.update(f"{node.target}.{name}" for name, _ in module.named_modules()
                             if name)
         for name in [n for n, _ in self.named_modules() if n]:

@@ -1,0 +1,147 @@
+"""Conv+BN fusion: fold each eval-mode BatchNorm into the convolution before it.
+
+At inference a BatchNorm only scales and shifts each channel with numbers
+that no longer change, so it can be baked into the convolution's weight and
+bias (``fuse_conv_bn_eval`` does the arithmetic). This file is the graph
+side: trace the model, find a ``call_module`` convolution whose only reader
+is a ``call_module`` BatchNorm, swap the convolution's module for the fused
+one, point the BatchNorm's readers at the convolution and erase the
+BatchNorm node. What makes it easy is that the graph names every module
+call, so "a conv followed by a bn" is a question about two nodes.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._framework import Framework, framework_of
+from ..graph_module import GraphModule
+from ..node import Node
+from ..tracer import symbolic_trace
+
+# (first layer type, BatchNorm type, the function that folds the BatchNorm into the layer)
+FusionPattern = tuple[type, type, Callable[[Any, Any], Any]]
+
+__all__ = ["fuse", "matches_module_pattern", "replace_node_module"]
+
+
+def _tensor_patterns() -> list[FusionPattern]:
+    import tensor.nn as nn
+    from tensor.nn.utils.fusion import fuse_conv_bn_eval
+
+    return [(nn.Conv2d, nn.BatchNorm2d, fuse_conv_bn_eval)]
+
+
+def _torch_patterns() -> list[FusionPattern]:
+    import torch.nn as nn
+    from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
+
+    return [
+        (nn.Conv1d, nn.BatchNorm1d, fuse_conv_bn_eval),
+        (nn.Conv2d, nn.BatchNorm2d, fuse_conv_bn_eval),
+        (nn.Conv3d, nn.BatchNorm3d, fuse_conv_bn_eval),
+        (nn.Linear, nn.BatchNorm1d, fuse_linear_bn_eval),
+    ]
+
+
+# Each framework's layer pairs and its own folding arithmetic; the torch entry
+# imports torch only when a torch model is fused.
+_PATTERNS_BY_FRAMEWORK: dict[str, Callable[[], list[FusionPattern]]] = {
+    "tensor": _tensor_patterns,
+    "torch": _torch_patterns,
+}
+
+
+def fusion_patterns(framework: Framework) -> list[FusionPattern]:
+    """The (layer, BatchNorm, fold) triples that ``fuse`` looks for in ``framework``'s models."""
+    if framework.name not in _PATTERNS_BY_FRAMEWORK:
+        raise ValueError(f"fuse: no Conv+BN fusion patterns for framework {framework.name!r}")
+    return _PATTERNS_BY_FRAMEWORK[framework.name]()
+
+
+def _parent_name(target: str) -> tuple[str, str]:
+    """``"layer1.0.conv1"`` -> ``("layer1.0", "conv1")``; ``"conv1"`` -> ``("", "conv1")``."""
+    parent, _, name = target.rpartition(".")
+    return parent, name
+
+
+# --8<-- [start:matches_module_pattern]
+def matches_module_pattern(pattern: Iterable[type], node: Node, modules: dict[str, Any]) -> bool:
+    """Whether ``node`` and its first argument are calls of modules of the two given types.
+
+    ``pattern`` is ``(FirstType, SecondType)``: ``node.args[0]`` must call a
+    ``FirstType`` module and ``node`` a ``SecondType`` one. Types are compared
+    exactly, so a subclass (which may compute something else) never matches.
+    """
+    if not node.args:
+        return False
+    for expected_type, current in zip(pattern, (node.args[0], node)):
+        if not isinstance(current, Node) or current.op != "call_module":
+            return False
+        if not isinstance(current.target, str) or current.target not in modules:
+            return False
+        if type(modules[current.target]) is not expected_type:
+            return False
+    return True
+# --8<-- [end:matches_module_pattern]
+
+
+# --8<-- [start:replace_node_module]
+def replace_node_module(node: Node, modules: dict[str, Any], new_module: Any) -> None:
+    """Make the ``call_module`` ``node`` call ``new_module``: install it under the same name.
+
+    The node keeps its target; what changes is the module that the target
+    names, both in the owning module tree and in the ``modules`` lookup.
+    """
+    if not isinstance(node.target, str):
+        raise TypeError(
+            f"replace_node_module: node {node.name} has target {node.target!r}, "
+            "expected the dotted name of a submodule"
+        )
+    parent_name, name = _parent_name(node.target)
+    modules[node.target] = new_module
+    setattr(modules[parent_name], name, new_module)
+# --8<-- [end:replace_node_module]
+
+
+# --8<-- [start:fuse]
+def fuse(model: Any, inplace: bool = False, no_trace: bool = False) -> GraphModule:
+    """Fold every BatchNorm that directly follows a convolution into it, for inference.
+
+    ``model`` is deep-copied first unless ``inplace``; with ``no_trace`` a
+    GraphModule is used as it is instead of being traced again. A layer whose
+    output is also read elsewhere is left alone (the BatchNorm's output is not
+    the only thing computed from it), and so is a BatchNorm that keeps no
+    running statistics. Both modules of a pair must be in eval mode.
+    """
+    framework = framework_of(model)
+    patterns = fusion_patterns(framework)
+    if not inplace:
+        model = copy.deepcopy(model)
+    traced = model if no_trace and isinstance(model, GraphModule) else symbolic_trace(model)
+    modules = dict(traced.named_modules())
+    new_graph = copy.deepcopy(traced.graph)
+
+    for layer_type, bn_type, fold in patterns:
+        for node in new_graph.nodes:  # erasing the visited node is safe
+            if not matches_module_pattern((layer_type, bn_type), node, modules):
+                continue
+            layer_node = node.args[0]
+            if len(layer_node.users) > 1:  # the layer's output is also read elsewhere
+                continue
+            layer, bn = modules[layer_node.target], modules[node.target]
+            if not bn.track_running_stats:  # normalises with batch statistics: nothing to fold
+                continue
+            if layer.training or bn.training:
+                raise AssertionError(
+                    f"fuse: {layer_node.target} ({type(layer).__name__}) and {node.target} "
+                    f"({type(bn).__name__}) must be in eval mode: Fusion only for eval! "
+                    "Call model.eval() before fuse()."
+                )
+            replace_node_module(layer_node, modules, fold(layer, bn))
+            node.replace_all_uses_with(layer_node)
+            new_graph.erase_node(node)
+    return GraphModule(traced, new_graph)
+# --8<-- [end:fuse]
