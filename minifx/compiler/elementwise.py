@@ -1,0 +1,143 @@
+"""Which nodes the numba backend can fuse: the elementwise operations.
+
+An elementwise operation computes each output element from the elements at
+the same position of its (broadcast) inputs, so a chain of them can run as
+one loop that never writes the intermediates to memory. The same operation
+reaches a graph under many spellings (``x + y``, ``tensor.add(x, y)``,
+``x.add(y)``, ``torch.add(x, y)``); ``as_pointwise`` reads any of them and
+returns one canonical description, a ``Pointwise``, or None for a node the
+backend leaves alone.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+from ..node import Argument, Node, qualified_name
+
+# --8<-- [start:ops]
+UNARY = ("neg", "exp", "sigmoid", "tanh", "relu", "abs", "sqrt")
+BINARY = ("add", "sub", "mul", "div", "pow")
+COMPARE = ("gt", "lt", "ge", "le", "eq", "ne")
+
+# Python operators, as the Proxy records them (``x + 1`` is operator.add).
+_OPERATORS = {
+    operator.add: "add", operator.sub: "sub", operator.mul: "mul",
+    operator.truediv: "div", operator.pow: "pow", operator.neg: "neg",
+    operator.gt: "gt", operator.lt: "lt", operator.ge: "ge",
+    operator.le: "le", operator.eq: "eq", operator.ne: "ne",
+}
+
+# Functions of ``tensor`` and of ``torch`` (the same names in both), by their
+# path without the package: ``tensor.sigmoid`` and ``torch.sigmoid`` are "sigmoid".
+_FUNCTIONS = {name: name for name in (*UNARY, *BINARY, *COMPARE, "clamp", "where")}
+_FUNCTIONS.update({f"nn.functional.{name}": name for name in ("relu", "sigmoid", "tanh")})
+
+# Tensor methods (``call_method`` targets): ``x.sigmoid()``, ``x.clamp(min=0)``.
+_METHODS = {name: name for name in (*UNARY, *BINARY, *COMPARE, "clamp", "where")}
+
+# Parameter names of each operation, in torch's order, for binding args and kwargs.
+_PARAMETERS = {
+    **{name: ("input",) for name in UNARY},
+    **{name: ("input", "other") for name in (*BINARY, *COMPARE)},
+    "pow": ("input", "exponent"),
+    "clamp": ("input", "min", "max"),
+    "where": ("condition", "input", "other"),
+}
+# Keyword arguments that are fine at their default value (and only there).
+_HARMLESS = {"alpha": 1, "inplace": False, "rounding_mode": None}
+# --8<-- [end:ops]
+
+FRAMEWORK_PACKAGES = ("tensor", "torch")
+
+
+@dataclass(frozen=True)
+class Pointwise:
+    """One elementwise operation in canonical form.
+
+    ``op`` is a name from UNARY, BINARY, COMPARE, or "clamp" / "where".
+    ``operands`` are Nodes or Python numbers, in the order of ``_PARAMETERS``
+    (so "where" is (condition, input, other) whatever the spelling was).
+    "clamp" keeps its bounds, numbers or None, in ``low`` and ``high``.
+    """
+
+    op: str
+    operands: tuple[Argument, ...]
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def input_nodes(self) -> list[Node]:
+        return [a for a in self.operands if isinstance(a, Node)]
+
+
+def _canonical_name(node: Node) -> str | None:
+    """The operation a call_function / call_method node performs, if elementwise."""
+    if node.op == "call_method":
+        return _METHODS.get(node.target) if isinstance(node.target, str) else None
+    if node.op != "call_function":
+        return None
+    if node.target in _OPERATORS:
+        return _OPERATORS[node.target]
+    try:
+        path = qualified_name(node.target)
+    except (RuntimeError, AttributeError):
+        return None
+    package, _, rest = path.partition(".")
+    if package not in FRAMEWORK_PACKAGES:
+        return None
+    return _FUNCTIONS.get(rest)
+
+
+def _bind(names: tuple[str, ...], args: tuple, kwargs: dict[str, Any]) -> dict | None:
+    """args and kwargs by parameter name; None for anything unexpected."""
+    if len(args) > len(names):
+        return None
+    bound = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key in bound:
+            return None
+        if key in names:
+            bound[key] = value
+        elif key not in _HARMLESS or _HARMLESS[key] != value:
+            return None  # add(alpha=2), relu(inplace=True), div(rounding_mode=...)
+    return bound
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real)
+
+
+def as_pointwise(node: Node) -> Pointwise | None:
+    """The canonical form of ``node`` if it is an elementwise operation the
+    numba backend knows, with operands that are Nodes or plain numbers."""
+    op = _canonical_name(node)
+    if op is None:
+        return None
+    args, kwargs = node.args, node.kwargs
+    if node.op == "call_method" and op == "where":
+        # x.where(condition, y) is where(condition, x, y)
+        if len(args) != 3 or kwargs:
+            return None
+        args = (args[1], args[0], args[2])
+    bound = _bind(_PARAMETERS[op], args, kwargs)
+    if bound is None:
+        return None
+    if op == "clamp":
+        low, high = bound.get("min"), bound.get("max")
+        if not all(b is None or _is_number(b) for b in (low, high)) or (low, high) == (None, None):
+            return None
+        operands: tuple[Argument, ...] = (bound.get("input"),)
+    else:
+        if set(bound) != set(_PARAMETERS[op]):
+            return None  # a required operand is missing
+        operands = tuple(bound[name] for name in _PARAMETERS[op])
+        low = high = None
+    if not all(isinstance(a, Node) or _is_number(a) for a in operands):
+        return None
+    if not any(isinstance(a, Node) for a in operands):
+        return None
+    return Pointwise(op, operands, low, high)

@@ -1,0 +1,137 @@
+"""The fusion pass: replace each group of elementwise nodes by one kernel call.
+
+Three steps, each a function below:
+
+1. ``fusible_nodes``: which nodes are elementwise operations on float tensors
+   (ShapeProp has written every node's dtype and shape into its meta).
+2. ``find_groups``: gather them into groups. A group grows backwards from
+   its last node, taking in an input only when *every* user of that input is
+   already in the group: then the input's value is needed nowhere else and
+   never has to exist in memory. A node that is also read outside (by a
+   matmul, by the output, by another group) ends its group there: it stays
+   a real tensor, and the nodes after it start a new group that reads it.
+3. ``replace_group``: generate the group's kernel (``kernel.py``), insert one
+   ``call_function`` node that calls it, move the users over, erase the group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..graph import Graph
+from ..node import Node
+from ..passes.shape_prop import ShapeProp, TensorMetadata
+from .elementwise import COMPARE, Pointwise, as_pointwise
+from .kernel import FusedKernel, kernel_source
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_BOOL = np.dtype(np.bool_)
+
+
+def node_dtype(node: Node) -> np.dtype | None:
+    """The NumPy dtype of the tensor a node produced (ShapeProp's record), or None."""
+    meta = node.meta.get("tensor_meta")
+    if not isinstance(meta, TensorMetadata):
+        return None  # not a tensor (an int, a tuple of tensors ...)
+    name = str(meta.dtype).rpartition(".")[2]  # tensor.float32 / torch.float32
+    try:
+        return np.dtype(name)
+    except TypeError:
+        return None  # a dtype NumPy has no name for (bfloat16 ...)
+
+
+# --8<-- [start:fusible_nodes]
+def _dtypes_fit(form: Pointwise, result: np.dtype | None, operands: list) -> bool:
+    """Float results from float (or bool) tensors; comparisons of floats give bool;
+    ``where`` takes a bool condition. Integer tensors stay with the eager kernels."""
+    if any(d is None for d in operands):
+        return False
+    if form.op in COMPARE:
+        return result == _BOOL and all(d in _FLOATS for d in operands)
+    if result not in _FLOATS:
+        return False
+    if form.op == "where" and isinstance(form.operands[0], Node):
+        condition, *operands = operands
+        if condition != _BOOL:
+            return False
+    return all(d in _FLOATS or d == _BOOL for d in operands)
+
+
+def fusible_nodes(graph: Graph) -> dict[Node, Pointwise]:
+    """Every node the backend can put in a kernel, with its canonical form."""
+    forms = {}
+    for n in graph.nodes:
+        form = as_pointwise(n)
+        if form is None:
+            continue
+        if _dtypes_fit(form, node_dtype(n), [node_dtype(a) for a in form.input_nodes]):
+            forms[n] = form
+    return forms
+# --8<-- [end:fusible_nodes]
+
+
+# --8<-- [start:find_groups]
+def find_groups(graph: Graph, forms: dict[Node, Pointwise]) -> list[list[Node]]:
+    """Groups of fusible nodes, each in graph order, each ending with the one
+    node whose value leaves the group."""
+    position = {n: i for i, n in enumerate(graph.nodes)}
+    taken: set[Node] = set()
+    groups = []
+    for last in reversed(graph.nodes):
+        if last not in forms or last in taken:
+            continue
+        group = {last}
+        grew = True
+        while grew:  # an input joins once all of its users have joined
+            grew = False
+            for member in list(group):
+                for a in forms[member].input_nodes:
+                    if (a in forms and a not in taken and a not in group
+                            and all(u in group for u in a.users)):
+                        group.add(a)
+                        grew = True
+        taken |= group
+        groups.append(sorted(group, key=position.__getitem__))
+    groups.reverse()
+    return groups
+# --8<-- [end:find_groups]
+
+
+# --8<-- [start:replace_group]
+def replace_group(graph: Graph, members: list[Node], forms: dict[Node, Pointwise]) -> Node:
+    """One ``call_function`` node in place of ``members``; returns it."""
+    last = members[-1]
+    dtypes = {n: node_dtype(n) for n in members}
+    for n in members:
+        dtypes.update({a: node_dtype(a) for a in forms[n].input_nodes})
+    name, source, inputs = kernel_source(members, forms, dtypes)
+    kernel = FusedKernel(name, source, dtypes[last])
+    with graph.inserting_before(last):
+        fused = graph.create_node("call_function", kernel, tuple(inputs),
+                                  name=name.removeprefix("fused_"))
+    fused.meta["fused"] = [n.name for n in members]
+    fused.meta["tensor_meta"] = last.meta["tensor_meta"]
+    last.replace_all_uses_with(fused)
+    for n in reversed(members):  # users first, so each is free when erased
+        graph.erase_node(n)
+    return fused
+# --8<-- [end:replace_group]
+
+
+# --8<-- [start:fuse_elementwise]
+def fuse_elementwise(gm: Any, example_inputs: list[Any]) -> Any:
+    """Rewrite ``gm`` in place: each group of two or more elementwise nodes
+    becomes one numba kernel call. Returns ``gm``, recompiled."""
+    ShapeProp(gm).propagate(*example_inputs)
+    forms = fusible_nodes(gm.graph)
+    # Last group first: a group's canonical forms still name the nodes it
+    # reads, and those must not have been replaced yet.
+    for members in reversed(find_groups(gm.graph, forms)):
+        if len(members) > 1:  # a lone node gains nothing from a kernel of its own
+            replace_group(gm.graph, members, forms)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+# --8<-- [end:fuse_elementwise]

@@ -1,0 +1,256 @@
+"""One numba kernel per fused group, written as Python source from the graph.
+
+A group is a run of elementwise nodes (``fusion.py`` finds them). Its kernel
+is a plain Python function with one flat loop over the output: every input
+arrives already broadcast to the output's shape and flattened, so element
+``i`` of each input lines up with element ``i`` of the output. Each node of
+the group becomes one line of the loop body, and the intermediates live in
+local variables (registers), never in memory:
+
+    for i in range(out.size):
+        sigmoid = scalar.sigmoid(x[i])
+        mul = sigmoid * y[i]
+        out[i] = mul
+
+The per-element functions (``scalar.sigmoid``, a float32 ``exp`` that LLVM
+can vectorise, ...) are the ones the tensor library's own numba kernels use,
+imported from ``tensor/backend/_kernels/scalar.py``: there is one ``exp`` in
+the project, not two.
+"""
+
+from __future__ import annotations
+
+import linecache
+import math
+import sys
+import textwrap
+from typing import Any
+
+import numpy as np
+
+from .. import node as node_mod
+from .._framework import framework_of
+from ..namespace import Namespace
+from ..node import Node
+from .elementwise import COMPARE, Pointwise
+
+# --8<-- [start:templates]
+# How each canonical operation is written, on operands that are already
+# names, element reads (``x[i]``) or typed constants.
+TEMPLATES = {
+    "neg": "-{0}",
+    "exp": "scalar.exp({0})",
+    "sigmoid": "scalar.sigmoid({0})",
+    "tanh": "scalar.tanh({0})",
+    "relu": "scalar.relu({0})",
+    "abs": "scalar.absolute({0})",
+    "sqrt": "scalar.sqrt({0})",
+    "add": "{0} + {1}",
+    "sub": "{0} - {1}",
+    "mul": "{0} * {1}",
+    "div": "{0} / {1}",
+    "pow": "{0} ** {1}",
+    "gt": "{0} > {1}",
+    "lt": "{0} < {1}",
+    "ge": "{0} >= {1}",
+    "le": "{0} <= {1}",
+    "eq": "{0} == {1}",
+    "ne": "{0} != {1}",
+    "where": "{1} if {0} else {2}",
+}
+# --8<-- [end:templates]
+
+_RESERVED = ("np", "scalar", "out", "i")
+
+
+def _numpy_spelling(dtype: np.dtype) -> str:
+    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
+
+
+def _constant(value: float, dtype: np.dtype) -> str:
+    """A Python number as a constant of the computation's dtype (``np.float32(1.0)``)."""
+    number = float(value)
+    if math.isnan(number):
+        text = "np.nan"
+    elif math.isinf(number):
+        text = "np.inf" if number > 0 else "-np.inf"
+    else:
+        text = repr(number)
+    return f"{_numpy_spelling(dtype)}({text})"
+
+
+def _small_integer(value: Any) -> int | None:
+    """``value`` as an int when it is a whole number small enough for ``x ** n``
+    to be a few multiplications (exact, and faster than ``pow``)."""
+    number = float(value)
+    if number.is_integer() and abs(number) <= 64:
+        return int(number)
+    return None
+
+
+# --8<-- [start:kernel_source]
+def kernel_source(
+    members: list[Node],
+    forms: dict[Node, Pointwise],
+    dtypes: dict[Node, np.dtype],
+) -> tuple[str, str, list[Node]]:
+    """The generated source for one group.
+
+    ``members`` are the group's nodes in graph order (the last one is the
+    result), ``forms`` their canonical forms and ``dtypes`` the dtype of every
+    node involved (from ShapeProp). Returns the function's name, its source,
+    and the nodes outside the group that it reads, in the order of its
+    parameters (after ``out``).
+    """
+    names = Namespace()
+    for reserved in _RESERVED:
+        names.create_name(reserved)
+    inside = set(members)
+    inputs: list[Node] = []
+    for n in members:
+        for a in forms[n].input_nodes:
+            if a not in inside and a not in inputs:
+                inputs.append(a)
+    ops = list(dict.fromkeys(forms[n].op for n in members))  # distinct, in order
+    function = names.create_name("fused_" + "_".join(ops[:4]))
+    arrays = {a: names.create_name(a.name, a) for a in inputs}
+    local = {n: names.create_name(n.name, n) for n in members}
+
+    def operand(a: Any, compute: np.dtype) -> str:
+        """An operand read as a value of the dtype the operation computes in."""
+        if not isinstance(a, Node):
+            return _constant(a, compute)
+        text = local[a] if a in inside else f"{arrays[a]}[i]"
+        return text if dtypes[a] == compute else f"{_numpy_spelling(compute)}({text})"
+
+    body = []
+    for n in members:
+        form = forms[n]
+        if form.op in COMPARE:  # compare in the operands' common dtype
+            compute = np.result_type(*(dtypes[a] for a in form.input_nodes))
+        else:
+            compute = dtypes[n]
+        if form.op == "clamp":
+            expr = operand(form.operands[0], compute)
+            if form.low is not None:
+                expr = f"scalar.maximum({expr}, {_constant(form.low, compute)})"
+            if form.high is not None:
+                expr = f"scalar.minimum({expr}, {_constant(form.high, compute)})"
+        elif form.op == "where":
+            condition, *values = form.operands
+            expr = TEMPLATES["where"].format(
+                operand(condition, np.dtype(np.bool_)), *(operand(v, compute) for v in values))
+        elif form.op == "pow" and not isinstance(form.operands[1], Node) \
+                and _small_integer(form.operands[1]) is not None:
+            base = operand(form.operands[0], compute)
+            expr = f"{base} ** {_small_integer(form.operands[1])}"
+        else:
+            expr = TEMPLATES[form.op].format(*(operand(a, compute) for a in form.operands))
+        body.append(f"        {local[n]} = {expr}")
+    body.append(f"        out[i] = {local[members[-1]]}")
+
+    header = ["import numpy as np"]
+    if any("scalar." in line for line in body):
+        header.append("from tensor.backend._kernels import scalar")
+    params = ", ".join(["out", *arrays.values()])
+    lines = [
+        *header,
+        "",
+        "",
+        f"def {function}({params}):",
+        *textwrap.wrap(f'"""{", ".join(n.name for n in members)}: one pass, '
+                       'no intermediate arrays."""', 88,
+                       initial_indent="    ", subsequent_indent="    "),
+        "    for i in range(out.size):",
+        *body,
+    ]
+    return function, "\n".join(lines) + "\n", inputs
+# --8<-- [end:kernel_source]
+
+
+# --8<-- [start:compile_kernel]
+_COMPILED: dict[str, Any] = {}  # source -> numba dispatcher, for this process
+
+
+def compile_kernel(name: str, source: str) -> Any:
+    """The numba function for ``source``, compiled once per process.
+
+    Generated functions have no file of their own, so numba's on-disk cache
+    (``cache=True``) cannot hold them: this in-memory dict, keyed by the source
+    text, is the cache. numba compiles lazily, at the first call for each
+    combination of argument types.
+    """
+    if source not in _COMPILED:
+        import numba
+
+        filename = f"<minifx kernel {name} #{len(_COMPILED)}>"
+        # Let tracebacks and inspect show the generated lines.
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        namespace: dict[str, Any] = {}
+        exec(compile(source, filename, "exec"), namespace)
+        _COMPILED[source] = numba.njit(nogil=True, error_model="numpy")(namespace[name])
+    return _COMPILED[source]
+# --8<-- [end:compile_kernel]
+
+
+def _to_numpy(value: Any) -> np.ndarray:
+    if framework_of(value).name == "torch":
+        return value.detach().numpy()  # torch: leave autograd behind, share memory
+    return value.numpy()
+
+
+def _from_numpy_like(value: Any, array: np.ndarray) -> Any:
+    """``array`` as a tensor of the same library as ``value``."""
+    if framework_of(value).name == "torch":
+        return sys.modules["torch"].from_numpy(array)
+    return sys.modules["tensor"].from_numpy(array)
+
+
+def flat_operand(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``a`` broadcast to ``shape``, as a 1-d contiguous writable array.
+
+    Free when ``a`` already has that shape and layout; otherwise a copy (a
+    broadcast or a non-contiguous input costs one pass of memory).
+    """
+    if a.shape == shape and a.flags.c_contiguous and a.flags.writeable:
+        return a.reshape(-1)
+    return np.array(np.broadcast_to(a, shape), order="C").reshape(-1)
+
+
+# --8<-- [start:fused_kernel]
+class FusedKernel:
+    """The target of a fused node: called with the group's input tensors,
+    returns the group's result as a tensor of the same library.
+
+    ``source`` is the generated kernel's Python source and ``kernel`` the
+    numba function compiled from it.
+    """
+
+    def __init__(self, name: str, source: str, dtype: np.dtype | str) -> None:
+        self.__name__ = name
+        self.source = source
+        self.dtype = np.dtype(dtype)
+        self.kernel = compile_kernel(name, source)
+
+    def __call__(self, *inputs: Any) -> Any:
+        arrays = [_to_numpy(t) for t in inputs]
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        out = np.empty(shape, self.dtype)
+        self.kernel(out.reshape(-1), *(flat_operand(a, shape) for a in arrays))
+        return _from_numpy_like(inputs[0], out)
+
+    def __repr__(self) -> str:
+        return f"<FusedKernel {self.__name__}>"
+
+    def __reduce__(self) -> tuple:
+        """Pickle and deepcopy by source: the copy compiles it again (or finds it cached)."""
+        return (FusedKernel, (self.__name__, self.source, self.dtype.name))
+# --8<-- [end:fused_kernel]
+
+
+def _spell_fused_kernel(target: Any) -> str | None:
+    """Graphs and generated code name a fused kernel by its function name."""
+    return target.__name__ if isinstance(target, FusedKernel) else None
+
+
+node_mod.qualified_name_hooks.append(_spell_fused_kernel)
