@@ -27,6 +27,7 @@ from .node import Argument, Node, map_aggregate, register_side_effect
 from .proxy import Proxy, TracerBase, user_location
 
 _HAS_VARSTUFF = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+_PLAIN_CONSTANTS = frozenset({int, float, bool, str, complex, type(None)})
 
 
 # --8<-- [start:asserts]
@@ -193,6 +194,7 @@ class Tracer(TracerBase):
         self.graph = Graph()
         self.submodule_paths = {mod: name for name, mod in self.root.named_modules()}
         self.tensor_attrs: dict[int, tuple[Any, str]] = {}
+        self._autowrap_visited: set[int] = set()
         self._collect_tensor_attrs()
 
         fn_globals = fn.__globals__
@@ -212,9 +214,10 @@ class Tracer(TracerBase):
 
     def _collect_tensor_attrs(self) -> None:
         """Remember every plain tensor attribute of the root, by identity."""
+        frameworks = loaded_frameworks()
         for prefix, module in self.root.named_modules():
             for name, value in vars(module).items():
-                if any(fw.is_tensor(value) for fw in loaded_frameworks()):
+                if any(fw.is_tensor(value) for fw in frameworks):
                     qualname = f"{prefix}.{name}" if prefix else name
                     self.tensor_attrs.setdefault(id(value), (value, qualname))
 
@@ -252,6 +255,11 @@ class Tracer(TracerBase):
             self._patch_autowrap(patcher, vars(module))
 
     def _patch_autowrap(self, patcher: _Patcher, module_globals: dict[str, Any]) -> None:
+        # Each module's globals are scanned once per trace, not at every module call.
+        visited = self.__dict__.setdefault("_autowrap_visited", set())
+        if id(module_globals) in visited:
+            return
+        visited.add(id(module_globals))
         for name, value in list(module_globals.items()):
             if not name.startswith("_") and id(value) in self._autowrap_function_ids:
                 patcher.patch_dict(module_globals, name, _recording(value))
@@ -314,6 +322,8 @@ class Tracer(TracerBase):
         other tensors become constants stored on the root as ``_tensor_constant<i>``."""
         if isinstance(a, Proxy):  # the common case, first
             return a.node
+        if type(a) in _PLAIN_CONSTANTS or isinstance(a, (tuple, list, dict, slice, Node)):
+            return super().create_arg(a)  # no framework to ask: skip the lookup
         framework = framework_of(a)
         if framework.is_parameter(a):
             for name, param in self.root.named_parameters():
