@@ -1,0 +1,291 @@
+"""Per-element functions, written once and inlined into every kernel.
+
+numba's ``math.exp`` becomes a call into libm, which LLVM cannot vectorise
+(this llvmlite has no SVML). ``exp32`` computes the same value the way
+Cephes' ``expf`` does: reduce ``x`` to ``n*ln2 + r`` with ``|r| <= ln2/2``,
+evaluate a degree-6 polynomial for ``exp(r)``, and scale by ``2**n`` built
+straight from the exponent bits. Every step is plain arithmetic, so a loop of
+``exp32`` compiles to SIMD code. Its error is about 1 ulp (tested against
+NumPy in tests/ch00/test_kernels.py).
+
+Float64 keeps libm (``math.exp``): accuracy first, float32 is the fast path.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic, overload
+
+# Opcodes: the position of an op in the backend's tuple is its code.
+UNARY = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "gelu")
+BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "bitwise_and", "bitwise_or")
+COMPARE = ("gt", "lt", "ge", "le", "eq", "ne")
+UNARY_CODE = {name: code for code, name in enumerate(UNARY)}
+BINARY_CODE = {name: code for code, name in enumerate(BINARY)}
+COMPARE_CODE = {name: code for code, name in enumerate(COMPARE)}
+
+
+@intrinsic
+def _int32_bits_as_float32(typingctx, bits):
+    """Reinterpret the 32 bits of an int32 as a float32 (no conversion)."""
+    sig = types.float32(types.int32)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float32))
+
+    return sig, codegen
+
+
+@njit(inline="always")
+def exp32(x):
+    """exp for float32, branch-free: range reduction and a polynomial."""
+    # Clamp so that n stays in [-150, 128]: the result then over/underflows
+    # to inf / 0 by itself, the way expf does.
+    xc = x
+    if xc > np.float32(89.0):
+        xc = np.float32(89.0)
+    if xc < np.float32(-104.0):
+        xc = np.float32(-104.0)
+    n = np.floor(xc * np.float32(1.44269504088896341) + np.float32(0.5))
+    # ln2 split in two parts so that n * ln2 is exact to float32 precision.
+    r = xc - n * np.float32(0.693359375) - n * np.float32(-2.12194440e-4)
+    p = np.float32(1.9875691500e-4)
+    p = p * r + np.float32(1.3981999507e-3)
+    p = p * r + np.float32(8.3334519073e-3)
+    p = p * r + np.float32(4.1665795894e-2)
+    p = p * r + np.float32(1.6666665459e-1)
+    p = p * r + np.float32(5.0000001201e-1)
+    y = p * (r * r) + r + np.float32(1.0)
+    # 2**n in two halves, each a normal float32 even when n is -150 or 128.
+    ni = np.int32(n)
+    n1 = ni >> 1
+    n2 = ni - n1
+    scale1 = _int32_bits_as_float32((n1 + np.int32(127)) << 23)
+    scale2 = _int32_bits_as_float32((n2 + np.int32(127)) << 23)
+    result = y * scale1 * scale2
+    return result if x == x else x  # NaN in, NaN out
+
+
+@njit(inline="always")
+def tanh32(x):
+    """tanh for float32: an odd polynomial near 0, exp32 further out."""
+    ax = abs(x)
+    s = x * x
+    p = np.float32(-5.70498872745e-3)
+    p = p * s + np.float32(2.06390887954e-2)
+    p = p * s - np.float32(5.37397155531e-2)
+    p = p * s + np.float32(1.33314422036e-1)
+    p = p * s - np.float32(3.33332819422e-1)
+    small = p * s * x + x
+    big = np.float32(1.0) - np.float32(2.0) / (exp32(ax + ax) + np.float32(1.0))
+    big = big if x >= np.float32(0.0) else -big
+    return small if ax < np.float32(0.625) else big
+
+
+def fast_exp(x):
+    """exp, vectorisable for float32 (exp32), libm for float64."""
+
+
+def fast_tanh(x):
+    """tanh, vectorisable for float32 (tanh32), libm for float64."""
+
+
+def like(x, value):
+    """``value`` converted to the type of ``x`` (so float32 math stays float32)."""
+
+
+@overload(fast_exp)
+def _fast_exp(x):
+    if x == types.float32:
+        return lambda x: exp32(x)
+    return lambda x: math.exp(x)
+
+
+@overload(fast_tanh)
+def _fast_tanh(x):
+    if x == types.float32:
+        return lambda x: tanh32(x)
+    return lambda x: math.tanh(x)
+
+
+@overload(like)
+def _like(x, value):
+    target = x
+
+    def impl(x, value):
+        return target(value)
+
+    return impl
+
+
+# ---- unary -----------------------------------------------------------------
+@njit(inline="always")
+def neg(x):
+    return -x
+
+
+@njit(inline="always")
+def absolute(x):
+    return x if x >= like(x, 0) else -x
+
+
+@njit(inline="always")
+def exp(x):
+    return fast_exp(x)
+
+
+@njit(inline="always")
+def log(x):
+    return np.log(x)
+
+
+@njit(inline="always")
+def sqrt(x):
+    return np.sqrt(x)
+
+
+@njit(inline="always")
+def rsqrt(x):
+    return like(x, 1.0) / np.sqrt(x)
+
+
+@njit(inline="always")
+def sigmoid(x):
+    return like(x, 1.0) / (like(x, 1.0) + fast_exp(-x))
+
+
+@njit(inline="always")
+def tanh(x):
+    return fast_tanh(x)
+
+
+@njit(inline="always")
+def relu(x):
+    return like(x, 0) if x < like(x, 0) else x  # NaN stays NaN, as in torch
+
+
+@njit(inline="always")
+def gelu(x):
+    return like(x, 0.5) * x * (like(x, 1.0) + math.erf(x * like(x, 0.7071067811865476)))
+
+
+# ---- binary ----------------------------------------------------------------
+@njit(inline="always")
+def add(x, y):
+    return x + y
+
+
+@njit(inline="always")
+def sub(x, y):
+    return x - y
+
+
+@njit(inline="always")
+def mul(x, y):
+    return x * y
+
+
+@njit(inline="always")
+def div(x, y):
+    return x / y
+
+
+def power(x, y):
+    """x ** y with torch's rules for integer exponents."""
+
+
+@overload(power)
+def _power(x, y):
+    if isinstance(x, types.Integer):
+
+        def int_impl(x, y):
+            # Square and multiply; a negative exponent gives 0 unless |x| == 1.
+            if y < 0:
+                if x == 1:
+                    return like(x, 1)
+                if x == -1:
+                    return like(x, 1) if y % 2 == 0 else like(x, -1)
+                return like(x, 0)
+            result = like(x, 1)
+            base = x
+            e = y
+            while e > 0:
+                if e & 1:
+                    result *= base
+                base *= base
+                e >>= 1
+            return result
+
+        return int_impl
+    return lambda x, y: x**y
+
+
+@njit(inline="always")
+def pow_(x, y):
+    return power(x, y)
+
+
+@njit(inline="always")
+def maximum(x, y):
+    return x if (x > y or x != x) else y  # NaN wins, as in torch
+
+
+@njit(inline="always")
+def minimum(x, y):
+    return x if (x < y or x != x) else y
+
+
+def bitwise_and(x, y):
+    """x & y for integers (the public API never sends floats here)."""
+
+
+def bitwise_or(x, y):
+    """x | y for integers (the public API never sends floats here)."""
+
+
+@overload(bitwise_and)
+def _bitwise_and(x, y):
+    if isinstance(x, types.Float):
+        return lambda x, y: x  # unreachable: keeps the float kernels typable
+    return lambda x, y: x & y
+
+
+@overload(bitwise_or)
+def _bitwise_or(x, y):
+    if isinstance(x, types.Float):
+        return lambda x, y: x  # unreachable: keeps the float kernels typable
+    return lambda x, y: x | y
+
+
+# ---- compare ---------------------------------------------------------------
+@njit(inline="always")
+def gt(x, y):
+    return x > y
+
+
+@njit(inline="always")
+def lt(x, y):
+    return x < y
+
+
+@njit(inline="always")
+def ge(x, y):
+    return x >= y
+
+
+@njit(inline="always")
+def le(x, y):
+    return x <= y
+
+
+@njit(inline="always")
+def eq(x, y):
+    return x == y
+
+
+@njit(inline="always")
+def ne(x, y):
+    return x != y

@@ -1,0 +1,392 @@
+"""The numba backend: the names and signatures of ``numpy_backend``, run by
+the compiled kernels in ``tensor/backend/_kernels``.
+
+This module is the Python side of every kernel: it picks a fast path
+(contiguous operands) or the strided one, turns views into
+(storage, offset, strides), allocates the output, and converts dtypes the
+kernels are not compiled for. Kernels exist for float32, float64 and int64
+only (bool for comparisons and ``where``'s condition); int32 and bool data is
+computed in int64 and cast back, which keeps the wrap-around of integer
+overflow exactly torch's (the low 32 bits of an int64 sum are the int32 sum).
+That keeps the number of compiled signatures, and so the cold start, small.
+
+matmul, linear and the GEMM inside conv2d call NumPy's ``matmul``, that is
+BLAS: hand-written numba loops reach a fraction of its speed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+# numba's parallel kernels run on OpenMP. By default its idle threads spin
+# for a while after each parallel loop, and on a small machine they then take
+# the cores from the BLAS threads of the next matmul: a ResNet-50 forward ran
+# 3x slower. Passive waiting puts them to sleep at once. This must be set
+# before the process loads libgomp (numba at its first parallel loop, torch
+# at import: they share it), so scripts that import torch first set it
+# themselves, as benchmarks/kernels.py does; a value you set yourself wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+from . import numpy_backend as _reference
+from ._kernels import elementwise as ew
+from ._kernels import reduce as rd
+from ._kernels import rows, spatial
+from ._kernels.scalar import BINARY_CODE, COMPARE_CODE, UNARY_CODE
+from ._kernels.strides import coalesce, storage_of
+
+UNARY_OPS = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "gelu")
+BINARY_OPS = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "bitwise_and", "bitwise_or")
+COMPARE_OPS = ("gt", "lt", "ge", "le", "eq", "ne")
+REDUCE_OPS = ("sum", "mean", "amax", "amin")
+
+# Inputs of at most SMALL elements go to the NumPy reference backend: for them
+# unboxing a numba call's arguments costs more than the work.
+SMALL = 64
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64))
+_INT_UNARY = ("neg", "abs", "relu")
+_REDUCE_CODE = {"sum": 0, "mean": 1, "amax": 2, "amin": 3}
+
+
+def _compute(a: np.ndarray) -> np.ndarray:
+    """``a`` in a dtype the kernels are compiled for (int64 for the small ints and bool)."""
+    return a if a.dtype in _KERNEL_DTYPES else a.astype(np.int64)
+
+
+def _finish(out: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return out if out.dtype == dtype else out.astype(dtype)
+
+
+def _operands(shape: tuple[int, ...], *arrays: np.ndarray):
+    """Coalesced shape, then (storage, offset, strides) of each array broadcast to ``shape``."""
+    if all(a.shape == shape and a.flags.c_contiguous for a in arrays):
+        args = []  # fast path: one contiguous dim, stride 1
+        for a in arrays:
+            args += [a.reshape(-1), 0, _UNIT_STRIDE]
+        return np.array([max(1, math.prod(shape))], np.int64), args
+    views = [storage_of(np.broadcast_to(a, shape)) for a in arrays]
+    coalesced = coalesce(shape, *(strides for _, _, strides in views))
+    args = []
+    for (storage, offset, _), strides in zip(views, coalesced[1:]):
+        args += [storage, offset, strides]
+    return coalesced[0], args
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="tensor-kernel")
+    return _POOL
+
+
+_POOL: ThreadPoolExecutor | None = None
+_UNIT_STRIDE = np.ones(1, np.int64)  # read-only for the kernels
+PARALLEL_MIN = 1 << 18  # elements per thread below which one thread does it all
+
+
+def _in_parallel(run, n: int) -> None:
+    """Call ``run(lo, hi)`` on ranges covering [0, n), on numba's thread count.
+
+    The elementwise kernels release the GIL, so plain Python threads run
+    them in parallel; one thread is enough below ``PARALLEL_MIN`` per thread.
+    """
+    k = min(numba.get_num_threads(), n // PARALLEL_MIN)
+    if k <= 1:
+        run(0, n)
+        return
+    bounds = [n * i // k for i in range(k + 1)]
+    futures = [_pool().submit(run, bounds[i], bounds[i + 1]) for i in range(1, k)]
+    run(bounds[0], bounds[1])
+    for f in futures:
+        f.result()
+
+
+# ---- elementwise -------------------------------------------------------------
+def unary(op: str, a: np.ndarray) -> np.ndarray:
+    if a.size <= SMALL:
+        return _reference.unary(op, a)
+    x = _compute(a)
+    out = np.empty(a.shape, x.dtype)
+    if out.size == 0:
+        return _finish(out, a.dtype)
+    if x.dtype.kind == "f":
+        kernel = ew.map_range
+    elif op in _INT_UNARY:
+        kernel = ew.map_range_int
+    else:
+        raise TypeError(f"numba backend: unary {op!r} is not defined for {a.dtype}")
+    code = UNARY_CODE[op]
+    o = out.reshape(-1)
+    shape, args = _operands(a.shape, x)
+    _in_parallel(lambda lo, hi: kernel(code, o, lo, hi, shape, *args), o.size)
+    return _finish(out, a.dtype)
+
+
+def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if max(a.size, b.size) <= SMALL:
+        return _reference.binary(op, a, b)
+    shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
+    x, y = _compute(a), _compute(b)
+    out = np.empty(shape, x.dtype)
+    if out.size:
+        code, o = BINARY_CODE[op], out.reshape(-1)
+        cshape, args = _operands(shape, x, y)
+        _in_parallel(lambda lo, hi: ew.zip_range(code, o, lo, hi, cshape, *args), o.size)
+    return _finish(out, a.dtype)
+
+
+def compare(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if max(a.size, b.size) <= SMALL:
+        return _reference.compare(op, a, b)
+    shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
+    out = np.empty(shape, np.bool_)
+    if out.size:
+        code, o = COMPARE_CODE[op], out.reshape(-1)
+        cshape, args = _operands(shape, _compute(a), _compute(b))
+        _in_parallel(lambda lo, hi: ew.compare_range(code, o, lo, hi, cshape, *args), o.size)
+    return out
+
+
+def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if max(cond.size, a.size, b.size) <= SMALL:
+        return _reference.where(cond, a, b)
+    shape = np.broadcast_shapes(cond.shape, a.shape, b.shape)
+    x, y = _compute(a), _compute(b)
+    out = np.empty(shape, x.dtype)
+    if out.size:
+        c = cond if cond.dtype == np.bool_ else cond.astype(np.bool_)
+        o = out.reshape(-1)
+        cshape, args = _operands(shape, c, x, y)
+        _in_parallel(lambda lo, hi: ew.where_range(o, lo, hi, cshape, *args), o.size)
+    return _finish(out, a.dtype)
+
+
+def clamp(a: np.ndarray, lo: float | None, hi: float | None) -> np.ndarray:
+    if a.size <= SMALL:
+        return _reference.clamp(a, lo, hi)
+    x = np.ascontiguousarray(_compute(a)).reshape(-1)
+    out = np.empty(a.shape, x.dtype)
+    if out.size:
+        cast = x.dtype.type
+        low, high = cast(0 if lo is None else lo), cast(0 if hi is None else hi)
+        o = out.reshape(-1)
+        _in_parallel(
+            lambda s, e: ew.clamp_range(o, s, e, x, low, high, lo is not None, hi is not None),
+            o.size,
+        )
+    return _finish(out, a.dtype)
+
+
+# ---- reductions --------------------------------------------------------------
+def _split_dims(a: np.ndarray, dims: tuple[int, ...]):
+    """Coalesced (kept shape, kept strides, storage, offset, reduced shape, reduced strides)."""
+    storage, offset, strides = storage_of(a)
+    reduced = sorted(set(dims)) if dims else list(range(a.ndim))
+    kept = [d for d in range(a.ndim) if d not in reduced]
+    kshape, kstrides = coalesce([a.shape[d] for d in kept], [strides[d] for d in kept])
+    rshape, rstrides = coalesce([a.shape[d] for d in reduced], [strides[d] for d in reduced])
+    return reduced, kshape, kstrides, storage, offset, rshape, rstrides
+
+
+def _out_shape(a: np.ndarray, reduced, keepdim: bool) -> tuple[int, ...]:
+    if keepdim:
+        return tuple(1 if d in reduced else n for d, n in enumerate(a.shape))
+    return tuple(n for d, n in enumerate(a.shape) if d not in reduced)
+
+
+def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    if a.size <= SMALL:
+        return _reference.reduce(op, a, dims, keepdim)
+    x = _compute(a)
+    code = _REDUCE_CODE[op]
+    reduced = sorted(set(dims)) if dims else list(range(a.ndim))
+    out = np.empty(_out_shape(a, reduced, keepdim), x.dtype)
+    count = int(np.prod([a.shape[d] for d in reduced], dtype=np.int64))
+    if out.size == 0:
+        return _finish(out, a.dtype)
+    if count == 0:
+        out[...] = 0 if op == "sum" else np.nan
+        return _finish(out, a.dtype)
+    o = out.reshape(-1)
+    if len(reduced) == a.ndim and x.flags.c_contiguous and count > rd.CHUNK:
+        flat = x.reshape(-1)
+        partial = np.empty(rd.partial_count(count), x.dtype)
+        rd.reduce_chunks(code, partial, flat)
+        o[0] = rd.reduce_run(code, partial, 0, partial.size, 1)
+    else:
+        _, kshape, kstrides, storage, offset, rshape, rstrides = _split_dims(x, tuple(reduced))
+        rd.reduce_strided(code, o, kshape, kstrides, storage, offset, rshape, rstrides)
+    if op == "mean":
+        out /= count
+    return _finish(out, a.dtype)
+
+
+def argmax(a: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
+    if a.size <= SMALL:
+        return _reference.argmax(a, dim, keepdim)
+    x = _compute(a)
+    if dim is None:
+        reduced = list(range(a.ndim))
+        shape = (1,) * a.ndim if keepdim else ()
+    else:
+        reduced = [dim]
+        shape = _out_shape(a, reduced, keepdim)
+    out = np.empty(shape, np.int64)
+    if out.size:
+        _, kshape, kstrides, storage, offset, rshape, rstrides = _split_dims(x, tuple(reduced))
+        rd.argmax_strided(out.reshape(-1), kshape, kstrides, storage, offset, rshape, rstrides)
+    return out
+
+
+# ---- softmax and the norms ---------------------------------------------------
+def _rows_last(a: np.ndarray, dim: int) -> np.ndarray:
+    """``a`` with ``dim`` moved last, contiguous, as (rows, n)."""
+    moved = np.ascontiguousarray(np.moveaxis(a, dim, -1))
+    return moved.reshape(-1, a.shape[dim] if a.ndim else 1)
+
+
+def _softmax(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
+    if a.size == 0:
+        return np.empty(a.shape, a.dtype)
+    x = _rows_last(a, dim)
+    out = np.empty_like(x)
+    rows.softmax_rows(out, x, log)
+    if a.ndim == 0:
+        return out.reshape(())
+    moved_shape = tuple(np.moveaxis(np.empty(a.shape, np.bool_), dim, -1).shape)
+    return np.ascontiguousarray(np.moveaxis(out.reshape(moved_shape), -1, dim))
+
+
+def softmax(a: np.ndarray, dim: int) -> np.ndarray:
+    if a.size <= SMALL:
+        return _reference.softmax(a, dim)
+    return _softmax(a, dim, False)
+
+
+def log_softmax(a: np.ndarray, dim: int) -> np.ndarray:
+    if a.size <= SMALL:
+        return _reference.log_softmax(a, dim)
+    return _softmax(a, dim, True)
+
+
+def layer_norm(x, normalized_ndim, weight, bias, eps):
+    n = int(np.prod(x.shape[x.ndim - normalized_ndim :], dtype=np.int64))
+    out = np.empty(x.shape, x.dtype)
+    if x.size == 0:
+        return out
+    a = np.ascontiguousarray(x).reshape(-1, n)
+    dummy = np.empty(1, x.dtype)
+    w = dummy if weight is None else np.ascontiguousarray(weight, x.dtype).reshape(-1)
+    b = dummy if bias is None else np.ascontiguousarray(bias, x.dtype).reshape(-1)
+    rows.layer_norm_rows(
+        out.reshape(-1, n), a, w, b, x.dtype.type(eps), weight is not None, bias is not None
+    )
+    return out
+
+
+def batch_norm(x, mean, var, weight, bias, eps):
+    out = np.empty(x.shape, x.dtype)
+    if x.size == 0:
+        return out
+    dt = x.dtype
+    scale = 1.0 / np.sqrt(np.asarray(var, dt) + dt.type(eps))
+    if weight is not None:
+        scale = scale * np.asarray(weight, dt)
+    shift = np.zeros(x.shape[1], dt) if bias is None else np.ascontiguousarray(bias, dt)
+    a = np.ascontiguousarray(x).reshape(x.shape[0], x.shape[1], -1)
+    rows.batch_norm_planes(
+        out.reshape(a.shape),
+        a,
+        np.ascontiguousarray(mean, dt),
+        np.ascontiguousarray(scale, dt),
+        shift,
+    )
+    return out
+
+
+# ---- matrix products ---------------------------------------------------------
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.matmul(a, b)
+
+
+def linear(x, w, b):
+    out = np.matmul(x, w.T)
+    if b is not None:
+        out += b
+    return out
+
+
+# ---- images ------------------------------------------------------------------
+def _pool_out(size, kernel, stride, pad, dilation, ceil_mode) -> int:
+    """Output length along one axis, with torch's ceil_mode rule."""
+    span = size + 2 * pad - dilation * (kernel - 1) - 1
+    if not ceil_mode:
+        return span // stride + 1
+    out = -(-span // stride) + 1
+    if (out - 1) * stride >= size + pad:  # the last window must start inside
+        out -= 1
+    return out
+
+
+def conv2d(x, w, b, stride, padding, dilation, groups):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    oh = _pool_out(h, kh, stride[0], padding[0], dilation[0], False)
+    ow = _pool_out(wd, kw, stride[1], padding[1], dilation[1], False)
+    x = np.ascontiguousarray(x)
+    k = cg * kh * kw
+    if (kh, kw, stride, padding) == (1, 1, (1, 1), (0, 0)):
+        # A 1x1 convolution needs no im2col: the input already is the matrix.
+        cols = x.transpose(1, 0, 2, 3).reshape(c, n * h * wd)
+    else:
+        cols = np.empty((c * kh * kw, n * oh * ow), x.dtype)
+        if cols.size:
+            spatial.im2col(cols, x, kh, kw, *stride, *padding, *dilation, oh, ow)
+    weight = np.ascontiguousarray(w).reshape(groups, o // groups, k)
+    out = np.matmul(weight, cols.reshape(groups, k, n * oh * ow))  # (G, O/G, N*OH*OW)
+    if b is not None:
+        out += np.asarray(b, x.dtype).reshape(groups, o // groups, 1)
+    # (O, N, OH, OW) seen as (N, O, OH, OW): a view, contiguous when N == 1.
+    return out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3)
+
+
+def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
+    n, c, h, w = x.shape
+    oh = _pool_out(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
+    ow = _pool_out(w, kernel[1], stride[1], padding[1], dilation[1], ceil_mode)
+    out = np.empty((n, c, oh, ow), x.dtype)
+    if out.size:
+        spatial.max_pool2d(out, np.ascontiguousarray(x), *kernel, *stride, *padding, *dilation)
+    return out
+
+
+def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad):
+    n, c, h, w = x.shape
+    oh = _pool_out(h, kernel[0], stride[0], padding[0], 1, ceil_mode)
+    ow = _pool_out(w, kernel[1], stride[1], padding[1], 1, ceil_mode)
+    out = np.empty((n, c, oh, ow), x.dtype)
+    if out.size:
+        spatial.avg_pool2d(
+            out, np.ascontiguousarray(x), *kernel, *stride, *padding, bool(count_include_pad)
+        )
+    return out
+
+
+def adaptive_avg_pool2d(x, output_size):
+    n, c = x.shape[:2]
+    out = np.empty((n, c, *output_size), x.dtype)
+    if out.size:
+        spatial.adaptive_avg_pool2d(out, np.ascontiguousarray(x))
+    return out
+
+
+def embedding(indices, weight):
+    idx = np.ascontiguousarray(indices, np.int64).reshape(-1)
+    out = np.empty((idx.size, weight.shape[1]), weight.dtype)
+    if out.size:
+        spatial.embedding(out, idx, np.ascontiguousarray(weight))
+    return out.reshape(*indices.shape, weight.shape[1])

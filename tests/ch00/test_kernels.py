@@ -1,0 +1,293 @@
+"""The numba kernels against torch, on every layout a view can have.
+
+Each kernel is called through ``tensor.backend.numba_backend`` with NumPy
+arrays that are contiguous, permuted, sliced with a step, or broadcast with
+stride 0, and with size-0 and size-1 dims; torch computes the oracle.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from tensor.backend import numba_backend as nb
+from tensor.backend._kernels import scalar
+
+pytestmark = pytest.mark.ch00
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def kernels_even_for_tiny_inputs(monkeypatch):
+    """The backend hands inputs of <= SMALL elements to NumPy; test the kernels on them too."""
+    monkeypatch.setattr(nb, "SMALL", -1)
+
+
+def t(a):
+    return torch.from_numpy(np.array(a, copy=True))  # ascontiguousarray makes 0-d 1-d
+
+
+def check(actual, expected, exact=False):
+    expected = expected.numpy() if isinstance(expected, torch.Tensor) else expected
+    assert actual.shape == expected.shape
+    assert actual.dtype == expected.dtype
+    if exact or actual.dtype.kind in "biu":
+        np.testing.assert_array_equal(actual, expected)
+    else:
+        tol = 2e-6 if actual.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(actual, expected, rtol=tol * 5, atol=tol * 5, equal_nan=True)
+
+
+def data(shape, dtype):
+    if dtype == np.bool_:
+        return RNG.random(shape) > 0.5
+    if np.dtype(dtype).kind == "i":
+        return RNG.integers(-50, 50, shape).astype(dtype)
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def layouts(shape, dtype):
+    """The same logical ``shape`` as contiguous, permuted, sliced and expanded views."""
+    base = data(shape, dtype)
+    yield "contiguous", base
+    perm = data(shape[::-1], dtype).transpose(tuple(range(len(shape)))[::-1])
+    yield "permuted", perm
+    big = data(tuple(2 * n + 1 for n in shape), dtype)
+    yield "sliced", big[tuple(slice(1, None, 2) for _ in shape)][tuple(slice(0, n) for n in shape)]
+    if shape:
+        row = data((1,) + shape[1:], dtype)
+        yield "expanded", np.broadcast_to(row, shape)
+
+
+SHAPES = [(3, 4, 5), (7,), (1, 6), (2, 0, 3), ()]
+FLOATS = [np.float32, np.float64]
+TORCH_UNARY = {
+    "neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "log": torch.log,
+    "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh, "relu": torch.relu, "gelu": torch.nn.functional.gelu,
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", nb.UNARY_OPS)
+def test_unary_float(op, dtype):
+    for shape in SHAPES + [(70000,)]:
+        for _, a in layouts(shape, dtype):
+            if op in ("log", "sqrt", "rsqrt"):
+                a = np.abs(a) + dtype(0.1)
+            check(nb.unary(op, a), TORCH_UNARY[op](t(a)))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+@pytest.mark.parametrize("op", ["neg", "abs", "relu"])
+def test_unary_int(op, dtype):
+    for _, a in layouts((3, 4), dtype):
+        check(nb.unary(op, a), TORCH_UNARY[op](t(a)))
+
+
+TORCH_BINARY = {
+    "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "pow": torch.pow,
+    "maximum": torch.maximum, "minimum": torch.minimum,
+    "bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or,
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [np.int64, np.int32, np.bool_])
+@pytest.mark.parametrize("op", nb.BINARY_OPS)
+def test_binary(op, dtype):
+    kind = np.dtype(dtype).kind
+    if (kind == "f" and op.startswith("bitwise")) or (kind != "f" and op == "div"):
+        return
+    if kind == "b" and op in ("sub", "pow"):
+        return
+    for shape_a, shape_b in [((3, 4, 5), (3, 4, 5)), ((3, 4, 5), (4, 1)), ((5,), (2, 1, 5)),
+                             ((2, 0, 3), (3,)), ((), (2, 3)), ((40000,), (40000,))]:
+        for (_, a), (_, b) in zip(layouts(shape_a, dtype), layouts(shape_b, dtype)):
+            if op == "pow" and kind == "f":
+                a = np.abs(a)
+            if op == "pow" and kind == "i":
+                b = np.abs(b) % 5
+            check(nb.binary(op, a, b), TORCH_BINARY[op](t(a), t(b)))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [np.int64, np.bool_])
+@pytest.mark.parametrize("op", nb.COMPARE_OPS)
+def test_compare(op, dtype):
+    for shape_a, shape_b in [((3, 4, 5), (4, 1)), ((6,), (6,)), ((0, 2), (2,))]:
+        for (_, a), (_, b) in zip(layouts(shape_a, dtype), layouts(shape_b, dtype)):
+            check(nb.compare(op, a, b), getattr(torch, op)(t(a), t(b)))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [np.int64, np.bool_])
+def test_where_and_clamp(dtype):
+    for _, a in layouts((3, 4, 5), dtype):
+        cond = data((4, 1), np.bool_)
+        b = data((5,), dtype)
+        check(nb.where(cond, a, b), torch.where(t(cond), t(a), t(b)))
+        if dtype != np.bool_:
+            lo, hi = (-0.5, 0.5) if np.dtype(dtype).kind == "f" else (-10, 10)
+            check(nb.clamp(a, lo, hi), torch.clamp(t(a), lo, hi))
+            check(nb.clamp(a, None, hi), torch.clamp(t(a), max=hi))
+            check(nb.clamp(a, lo, None), torch.clamp(t(a), min=lo))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [np.int64])
+@pytest.mark.parametrize("op", nb.REDUCE_OPS)
+def test_reduce(op, dtype):
+    if op == "mean" and dtype == np.int64:
+        return
+    fn = getattr(torch, op)
+    for _, a in layouts((3, 4, 5), dtype):
+        for dims in [(), (0,), (1,), (2,), (0, 2), (1, 2), (0, 1, 2)]:
+            for keepdim in (False, True):
+                expected = fn(t(a), dim=dims, keepdim=keepdim) if dims else fn(t(a))
+                if not dims and keepdim:
+                    expected = expected.reshape(1, 1, 1)
+                check(nb.reduce(op, a, dims, keepdim), expected)
+    big = data((70000,), dtype)
+    check(nb.reduce(op, big, (), False), fn(t(big)))
+    if op in ("sum", "mean"):
+        empty = np.zeros((2, 0), dtype)
+        check(nb.reduce(op, empty, (1,), False), fn(t(empty), dim=1))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [np.int64])
+def test_argmax(dtype):
+    for _, a in layouts((3, 4, 5), dtype):
+        check(nb.argmax(a, None, False), torch.argmax(t(a)))
+        for dim in range(3):
+            for keepdim in (False, True):
+                check(nb.argmax(a, dim, keepdim), torch.argmax(t(a), dim, keepdim))
+
+
+def test_nan_inf_and_overflow_as_torch():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 100.0, -100.0], np.float32)
+    for op in nb.UNARY_OPS:
+        # torch's gelu itself gives inf or NaN for inf, by code path: compare the rest.
+        z = x[np.isfinite(x) | np.isnan(x)] if op == "gelu" else x
+        check(nb.unary(op, z), TORCH_UNARY[op](t(z)))
+    y = x[::-1].copy()
+    for op in ("add", "sub", "mul", "div", "pow", "maximum", "minimum"):
+        check(nb.binary(op, x, y), TORCH_BINARY[op](t(x), t(y)))
+    for op in nb.COMPARE_OPS:
+        check(nb.compare(op, x, y), getattr(torch, op)(t(x), t(y)))
+    for op in ("amax", "amin", "sum", "mean"):
+        m = x.reshape(3, 3)
+        check(nb.reduce(op, m, (1,), False), getattr(torch, op)(t(m), 1))
+    check(nb.argmax(x, None, False), torch.argmax(t(x)))
+    check(nb.softmax(x.reshape(3, 3), 1), torch.softmax(t(x.reshape(3, 3)), 1))
+    big = np.array([2**62, -(2**63), 2**63 - 1], np.int64)
+    check(nb.binary("add", big, big), t(big) + t(big))
+    check(nb.binary("mul", big, big), t(big) * t(big))
+    check(nb.unary("abs", big), torch.abs(t(big)))
+    check(nb.reduce("sum", big, (), False), torch.sum(t(big)))
+    i32 = np.array([2**31 - 1, -(2**31)], np.int32)
+    check(nb.binary("add", i32, i32), t(i32) + t(i32))
+    check(nb.unary("neg", i32), -t(i32))
+    check(nb.binary("pow", np.array([3, -1, 2, 1], np.int64), np.array([40, -3, -1, -5])),
+          torch.pow(torch.tensor([3, -1, 2, 1]), torch.tensor([40, -3, -1, -5])))
+
+
+def ulps(actual, expected):
+    a = actual.astype(np.float32).view(np.int32).astype(np.int64)
+    e = expected.astype(np.float32).view(np.int32).astype(np.int64)
+    return np.abs(a - e)
+
+
+def test_exp32_accuracy_in_ulps():
+    """The float32 exp stays within 2 ulp of the correctly rounded exp."""
+    x = np.concatenate([
+        np.linspace(-103.0, 88.7, 200001, dtype=np.float32),
+        RNG.standard_normal(100000).astype(np.float32) * 5,
+    ])
+    ours = nb.unary("exp", x)
+    exact = np.exp(x.astype(np.float64)).astype(np.float32)
+    normal = exact > np.finfo(np.float32).tiny
+    assert ulps(ours[normal], exact[normal]).max() <= 2
+    assert np.abs(ours[~normal] - exact[~normal]).max() <= 2 * np.float32(1.4e-45)
+    assert (ulps(ours, np.exp(x)) <= 2).all()
+    tanh = nb.unary("tanh", x[np.abs(x) < 20])
+    assert ulps(tanh, np.tanh(x[np.abs(x) < 20].astype(np.float64))).max() <= 4
+
+
+def test_softmax_log_softmax():
+    for dtype in FLOATS:
+        for _, a in layouts((3, 4, 5), dtype):
+            for dim in range(3):
+                check(nb.softmax(a, dim), torch.softmax(t(a), dim))
+                check(nb.log_softmax(a, dim), torch.log_softmax(t(a), dim))
+        huge = np.array([[1000.0, 999.0, -1000.0], [-np.inf, 0.0, 1.0]], dtype)
+        check(nb.softmax(huge, 1), torch.softmax(t(huge), 1))
+        check(nb.log_softmax(huge, 1), torch.log_softmax(t(huge), 1))
+
+
+def test_matmul_linear():
+    for sa, sb in [((3, 4), (4, 5)), ((4,), (4, 2)), ((3, 4), (4,)), ((2, 1, 3, 4), (5, 4, 2))]:
+        a, b = data(sa, np.float32), data(sb, np.float32)
+        check(nb.matmul(a, b), torch.matmul(t(a), t(b)))
+    x, w, b = data((2, 3, 4), np.float32), data((5, 4), np.float32), data((5,), np.float32)
+    check(nb.linear(x, w, b), torch.nn.functional.linear(t(x), t(w), t(b)))
+    check(nb.linear(x, w, None), torch.nn.functional.linear(t(x), t(w)))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize(
+    "stride,padding,dilation,groups",
+    [((1, 1), (0, 0), (1, 1), 1), ((2, 1), (1, 2), (1, 1), 1), ((1, 1), (1, 1), (2, 2), 2),
+     ((2, 2), (3, 3), (1, 1), 4)],
+)
+def test_conv2d(stride, padding, dilation, groups, dtype):
+    x = data((2, 4, 9, 8), dtype).transpose(0, 1, 3, 2)  # non-contiguous (2, 4, 8, 9)
+    for k in [(3, 3), (1, 1), (2, 3)]:
+        w = data((8, 4 // groups, *k), dtype)
+        b = data((8,), dtype)
+        expected = torch.nn.functional.conv2d(t(x), t(w), t(b), stride, padding, dilation, groups)
+        actual = nb.conv2d(x, w, b, stride, padding, dilation, groups)
+        np.testing.assert_allclose(actual, expected.numpy(), rtol=1e-4, atol=1e-4)
+    assert nb.conv2d(x, w, None, stride, padding, dilation, groups).dtype == dtype
+
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_pools(ceil_mode):
+    F = torch.nn.functional
+    x = data((2, 3, 11, 10), np.float32)[:, :, ::1, ::-1]
+    x[0, 0, 0, 0] = np.nan
+    for k, s, p, d in [((3, 3), (2, 2), (1, 1), (1, 1)), ((2, 3), (1, 2), (0, 1), (2, 1))]:
+        check(nb.max_pool2d(x, k, s, p, d, ceil_mode), F.max_pool2d(t(x), k, s, p, d, ceil_mode))
+        for cip in (False, True):
+            check(nb.avg_pool2d(x, k, s, p, ceil_mode, cip),
+                  F.avg_pool2d(t(x), k, s, p, ceil_mode, cip))
+    for size in [(1, 1), (3, 4), (11, 10), (4, 7)]:
+        check(nb.adaptive_avg_pool2d(x, size), F.adaptive_avg_pool2d(t(x), size))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_norms_and_embedding(dtype):
+    F = torch.nn.functional
+    for _, x in layouts((4, 3, 5, 6), dtype):
+        mean, var = data((3,), dtype), np.abs(data((3,), dtype)) + 0.5
+        w, b = data((3,), dtype), data((3,), dtype)
+        check(nb.batch_norm(x, mean, var, w, b, 1e-5),
+              F.batch_norm(t(x), t(mean), t(var), t(w), t(b), False, 0.1, 1e-5))
+        check(nb.batch_norm(x, mean, var, None, None, 1e-3),
+              F.batch_norm(t(x), t(mean), t(var), None, None, False, 0.1, 1e-3))
+        lw, lb = data((5, 6), dtype), data((5, 6), dtype)
+        check(nb.layer_norm(x, 2, lw, lb, 1e-5), F.layer_norm(t(x), (5, 6), t(lw), t(lb), 1e-5))
+        check(nb.layer_norm(x, 1, None, None, 1e-5), F.layer_norm(t(x), (6,), None, None, 1e-5))
+    weight = data((10, 4), dtype)
+    idx = np.array([[1, 9], [0, 1], [3, 3]])[:, ::-1]
+    check(nb.embedding(idx, weight), F.embedding(t(idx), t(weight)), exact=True)
+
+
+def test_tiny_inputs_take_the_numpy_path_with_the_same_results(monkeypatch):
+    monkeypatch.setattr(nb, "SMALL", 64)
+    a, b = data((2, 3), np.float32), data((3,), np.float32)
+    check(nb.binary("add", a, b), t(a) + t(b))
+    check(nb.unary("sigmoid", a), torch.sigmoid(t(a)))
+    check(nb.reduce("sum", a, (1,), True), t(a).sum(1, keepdim=True))
+
+
+def test_opcodes_follow_the_backend_tables():
+    assert scalar.UNARY == nb.UNARY_OPS
+    assert scalar.BINARY == nb.BINARY_OPS
+    assert scalar.COMPARE == nb.COMPARE_OPS
