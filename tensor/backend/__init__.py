@@ -62,9 +62,11 @@ def ops() -> ModuleType:
 
 
 def _default_name() -> str:
-    # The numpy backend is the default until the numba kernels are complete;
-    # TENSOR_BACKEND=numba selects them explicitly.
-    return os.environ.get("TENSOR_BACKEND", "numpy")
+    """TENSOR_BACKEND if set, else the numba kernels, else NumPy where numba won't import."""
+    chosen = os.environ.get("TENSOR_BACKEND")
+    if chosen:
+        return chosen
+    return "numba" if _load("numba") is not None else "numpy"
 
 
 set_backend(_default_name())

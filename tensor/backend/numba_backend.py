@@ -350,8 +350,9 @@ def conv2d(x, w, b, stride, padding, dilation, groups):
     out = np.matmul(weight, cols.reshape(groups, k, n * oh * ow))  # (G, O/G, N*OH*OW)
     if b is not None:
         out += np.asarray(b, x.dtype).reshape(groups, o // groups, 1)
-    # (O, N, OH, OW) seen as (N, O, OH, OW): a view, contiguous when N == 1.
-    return out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3)
+    # (O, N, OH, OW) reordered to (N, O, OH, OW). For N == 1 this is free; for a
+    # batch it costs one copy of the output, so results are contiguous as torch's are.
+    return np.ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
 
 
 def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):

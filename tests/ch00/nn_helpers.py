@@ -19,11 +19,13 @@ def theirs(t: tensor.Tensor) -> torch.Tensor:
 
 
 def check(actual: tensor.Tensor, expected: torch.Tensor, tol: float = 1e-5) -> None:
-    """Same shape, same dtype, same values (within tol)."""
+    """Same shape, same dtype, contiguous where torch is, same values (within tol)."""
     assert isinstance(actual, tensor.Tensor)
     expected = expected.detach()
     assert tuple(actual.shape) == tuple(expected.shape)
     assert str(actual.dtype).replace("tensor.", "") == str(expected.dtype).replace("torch.", "")
+    if expected.is_contiguous() and expected.numel() > 1:
+        assert actual.is_contiguous(), f"strides {actual.stride()}, torch's {expected.stride()}"
     np.testing.assert_allclose(actual._array, expected.numpy(), rtol=tol, atol=tol)
 
 
