@@ -1,14 +1,29 @@
-"""How capture costs grow with graph size: time per node for 1,000 to 100,000 nodes.
+"""What capture costs: minifx per node, and minifx against torch.fx side by side.
 
-For each size, a model whose forward is a chain of ``n`` elementwise
-operations is traced (``symbolic_trace``), then its GraphModule is
-recompiled, printed (``str(graph)``) and deep-copied. Each step is timed
-several times and the median is divided by the node count; linear growth
-shows up as a flat time per node across sizes.
+Two parts, each a table:
 
-    .venv/bin/python benchmarks/capture.py [--sizes 1000,10000,100000] [--repeat 3]
+``per-node``: a ``tensor`` model whose forward is a chain of ``n`` elementwise
+operations (1,000 to 100,000) is traced (``symbolic_trace``), then its
+GraphModule is recompiled, printed (``str(graph)``) and deep-copied. The
+median of each step is divided by the node count: linear growth shows up as
+a flat time per node across sizes (growth = last size / first size).
 
-The torch.fx side is added by registering another entry in ``SIDES``.
+``torch``: the same steps, and ``symbolic_trace`` followed by ``recompile``,
+for minifx and torch.fx on the same torch modules (chains of 1,000 and 10,000
+operations and a ResNet-50 written in plain ``torch.nn``), run in turns so
+that both see the same machine load. It prints both medians and the ratio
+minifx / torch.fx (below 1.0 is faster; the target for trace+recompile and
+deepcopy is 0.5). Two rows explain the rest: ``deepcopy, no tensors`` copies
+the module with its parameters and buffers shared (a ResNet-50's deepcopy is
+mostly copying 100 MB of weights, which both must do), and ``compile(source)``
+is Python's ``compile()`` of the generated source, identical for both and
+part of every symbolic_trace and recompile. Before timing, the script checks
+that both produced the same graph text and the same code, so that both do the
+same work.
+
+    .venv/bin/python benchmarks/capture.py                   # both parts
+    .venv/bin/python benchmarks/capture.py --part per-node --sizes 1000,10000,100000
+    .venv/bin/python benchmarks/capture.py --part torch --torch-sizes 1000,10000 --repeat 5
 """
 
 from __future__ import annotations
@@ -21,46 +36,16 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
 
 import minifx  # noqa: E402
 import tensor  # noqa: E402
 import tensor.nn as nn  # noqa: E402
 
-
-class Chain(nn.Module):
-    """``n`` elementwise operations in a row (add, mul, relu, repeat)."""
-
-    def __init__(self, n: int) -> None:
-        super().__init__()
-        self.n = n
-
-    def forward(self, x):
-        for _ in range(self.n // 3):
-            x = x + 1.0
-            x = x * 0.5
-            x = tensor.relu(x)
-        for _ in range(self.n % 3):
-            x = x + 1.0
-        return x
-
-
-def minifx_side(n: int) -> dict[str, Callable[[], object]]:
-    """The four timed steps for minifx on a chain of ``n`` nodes."""
-    model = Chain(n)
-    gm = minifx.symbolic_trace(model)
-    return {
-        "symbolic_trace": lambda: minifx.symbolic_trace(model),
-        "recompile": gm.recompile,
-        "str(graph)": lambda: str(gm.graph),
-        "deepcopy": lambda: copy.deepcopy(gm),
-    }
-
-
-# name -> function building the timed steps for a size; the torch adapter adds "torch.fx".
-SIDES: dict[str, Callable[[int], dict[str, Callable[[], object]]]] = {"minifx": minifx_side}
+Steps = dict[str, Callable[[], object]]
 
 
 def median_seconds(fn: Callable[[], object], repeat: int) -> float:
@@ -78,34 +63,123 @@ def median_seconds(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def run(sizes: list[int], repeat: int, sides: list[str]) -> list[tuple[str, str, int, float]]:
-    """Rows of (side, step, nodes, microseconds per node)."""
-    rows = []
-    for side in sides:
-        for n in sizes:
-            steps = SIDES[side](n)
-            for step, fn in steps.items():
-                rows.append((side, step, n, median_seconds(fn, repeat) / n * 1e6))
-    return rows
+# -- part 1: minifx per node -------------------------------------------------
+class Chain(nn.Module):
+    """``n`` elementwise operations in a row (add, mul, relu, repeat)."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self.n = n
+
+    def forward(self, x):
+        for _ in range(self.n // 3):
+            x = x + 1.0
+            x = x * 0.5
+            x = tensor.relu(x)
+        for _ in range(self.n % 3):
+            x = x + 1.0
+        return x
+
+
+def minifx_steps(n: int) -> Steps:
+    """The four timed steps for minifx on a chain of ``n`` nodes."""
+    model = Chain(n)
+    gm = minifx.symbolic_trace(model)
+    return {
+        "symbolic_trace": lambda: minifx.symbolic_trace(model),
+        "recompile": gm.recompile,
+        "str(graph)": lambda: str(gm.graph),
+        "deepcopy": lambda: copy.deepcopy(gm),
+    }
+
+
+def per_node(sizes: list[int], repeat: int) -> None:
+    """Print microseconds per node for each step and size, and the growth."""
+    rows: dict[str, list[float]] = {}
+    for n in sizes:
+        for step, fn in minifx_steps(n).items():
+            rows.setdefault(step, []).append(median_seconds(fn, repeat) / n * 1e6)
+    print(f"{'minifx':<16}" + "".join(f"{n:>12,}" for n in sizes) + "   growth")
+    for step, per_node_us in rows.items():
+        growth = per_node_us[-1] / per_node_us[0]
+        print(f"{step:<16}" + "".join(f"{t:>10.2f}us" for t in per_node_us)
+              + f"   x{growth:.2f}")
+    print(f"(microseconds per node, median of {repeat} runs, cyclic GC paused while timing;"
+          " growth = last size / first size, 1.0 is linear)")
+
+
+# -- part 2: minifx against torch.fx on torch modules ------------------------
+def torch_models(sizes: list[int]) -> dict[str, Any]:
+    """The torch modules both tracers capture: chains of each size and a ResNet-50."""
+    from benchmarks.torch_models import ResNet50, TorchChain  # imports torch
+
+    found: dict[str, Any] = {f"chain {n:,}": TorchChain(n) for n in sizes}
+    found["resnet50"] = ResNet50().eval()
+    return found
+
+
+def torch_steps(fx: Any, model: Any) -> Steps:
+    """The timed steps for one tracer (``minifx`` or ``torch.fx``) on ``model``."""
+    gm = fx.symbolic_trace(model)
+    # A memo that maps every parameter and buffer to itself: deepcopy then
+    # shares them and copies everything else.
+    tensors = {id(t): t for t in [*gm.parameters(), *gm.buffers()]}
+    return {
+        "symbolic_trace": lambda: fx.symbolic_trace(model),
+        "recompile": gm.recompile,
+        "trace+recompile": lambda: fx.symbolic_trace(model).recompile(),
+        "str(graph)": lambda: str(gm.graph),
+        "deepcopy": lambda: copy.deepcopy(gm),
+        "deepcopy, no tensors": lambda: copy.deepcopy(gm, dict(tensors)),
+        "compile(source)": lambda: compile(gm.code, "<benchmark>", "exec"),
+    }
+
+
+def interleaved_medians(a: Callable[[], object], b: Callable[[], object],
+                        repeat: int) -> tuple[float, float]:
+    """Median times of ``a`` and ``b``, run in turns so that both see the same machine load
+    (the machine may be shared, and its load drifts)."""
+    times_a, times_b = [], []
+    for _ in range(repeat):
+        times_a.append(median_seconds(a, 1))
+        times_b.append(median_seconds(b, 1))
+    return statistics.median(times_a), statistics.median(times_b)
+
+
+def side_by_side(sizes: list[int], repeat: int) -> None:
+    """Print minifx's and torch.fx's medians and their ratio for every model and step."""
+    import torch.fx
+
+    print(f"{'model':<14}{'nodes':>7}  {'step':<22}{'minifx':>11}{'torch.fx':>11}{'ratio':>8}")
+    for name, model in torch_models(sizes).items():
+        ours, theirs = minifx.symbolic_trace(model), torch.fx.symbolic_trace(model)
+        if str(ours.graph) != str(theirs.graph) or ours.code != theirs.code:
+            raise SystemExit(f"{name}: minifx and torch.fx differ; timing would mislead")
+        nodes = len(ours.graph.nodes)
+        mine, reference = torch_steps(minifx, model), torch_steps(torch.fx, model)
+        for step in mine:
+            a, b = interleaved_medians(mine[step], reference[step], repeat)
+            times = f"{a * 1e3:>9.2f}ms{b * 1e3:>9.2f}ms{a / b:>8.2f}"
+            print(f"{name:<14}{nodes:>7}  {step:<22}{times}")
+    print(f"(median of {repeat} runs, cyclic GC paused while timing; "
+          "ratio = minifx / torch.fx, below 1.0 is faster)")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000,10000,100000")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--sides", default=",".join(SIDES))
+    parser.add_argument("--part", choices=("all", "per-node", "torch"), default="all")
+    parser.add_argument("--sizes", default="1000,10000,100000",
+                        help="chain lengths for the per-node part")
+    parser.add_argument("--torch-sizes", default="1000,10000",
+                        help="chain lengths for the torch part (a ResNet-50 is always added)")
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",")]
-    rows = run(sizes, args.repeat, args.sides.split(","))
-    print(f"{'side':<10}{'step':<16}" + "".join(f"{n:>12,}" for n in sizes) + "   growth")
-    for side in args.sides.split(","):
-        for step in dict.fromkeys(r[1] for r in rows if r[0] == side):
-            per_node = [r[3] for r in rows if r[0] == side and r[1] == step]
-            growth = per_node[-1] / per_node[0]
-            print(f"{side:<10}{step:<16}" + "".join(f"{t:>10.2f}us" for t in per_node)
-                  + f"   x{growth:.2f}")
-    print(f"(microseconds per node, median of {args.repeat} runs, cyclic GC paused while timing;"
-          " growth = last size / first size, 1.0 is linear)")
+    if args.part in ("all", "per-node"):
+        per_node([int(s) for s in args.sizes.split(",")], args.repeat)
+    if args.part == "all":
+        print()
+    if args.part in ("all", "torch"):
+        side_by_side([int(s) for s in args.torch_sizes.split(",")], args.repeat)
 
 
 if __name__ == "__main__":

@@ -97,7 +97,8 @@ def _loaded_torch_framework() -> Framework | None:
 
 def _comes_from_torch(obj: Any) -> bool:
     for cls in type(obj).__mro__ if not isinstance(obj, type) else obj.__mro__:
-        if cls.__module__.split(".")[0] == "torch":
+        module = cls.__module__
+        if module == "torch" or module.startswith("torch."):
             return True
     return False
 

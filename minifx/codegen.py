@@ -54,6 +54,8 @@ def format_target(base: str, target: str) -> str:
     such as ``x; import os`` becomes ``getattr(self, "x; import os")``: a string
     literal, never code.
     """
+    if target.isidentifier() and not keyword.iskeyword(target):
+        return f"{base}.{target}"  # the usual case, one plain name
     result = base
     for elem in target.split("."):
         result = f"{result}.{elem}" if is_plain_identifier(elem) else (
@@ -62,6 +64,8 @@ def format_target(base: str, target: str) -> str:
 
 
 _literal_types = (bool, int, str, bytes, type(None), complex)
+# Exactly these types (not their subclasses, an IntEnum say) print as their repr().
+_plain_literal_types = frozenset({*_literal_types, float})
 # Types whose repr() is valid source because a custom builtin names their class
 # (the torch adapter adds torch.device, which prints as ``device(type='cpu')``).
 repr_literal_types: list[type] = []
@@ -107,8 +111,7 @@ class CodeGen:
                         verbose: bool = False) -> PythonCode:
         """Source and globals for ``graph``; ``root_module`` names the module (``self``)."""
         namespace = Namespace()
-        for n in graph.nodes:  # globals must not take a node's name
-            namespace.associate_name_with_obj(n.name, n)
+        namespace.mark_used(n.name for n in graph.nodes)  # globals must not take them
         free_vars: list[str] = []
         body: list[str] = []
         globals_: dict[str, Any] = {}
@@ -117,11 +120,12 @@ class CodeGen:
 
         spelled_as: dict[int, str] = {}  # id(obj) -> spelling; objects are in globals_
 
-        def add_global(name_hint: str, obj: Any) -> str:
+        def add_global(obj: Any, name_hint: str | None = None) -> str:
             """Bind ``obj`` as a global of the code; return how the code spells it."""
-            if id(obj) in spelled_as:
+            if id(obj) in spelled_as:  # asked once per node: answer before naming it
                 return spelled_as[id(obj)]
-            spelled_as[id(obj)] = spelling = _spell_global(name_hint, obj)
+            hint = _global_hint(obj) if name_hint is None else name_hint
+            spelled_as[id(obj)] = spelling = _spell_global(hint, obj)
             return spelling
 
         def _spell_global(name_hint: str, obj: Any) -> str:
@@ -146,7 +150,7 @@ class CodeGen:
             if isinstance(t, type) and not hasattr(t, "__origin__"):
                 if t.__module__ == "builtins":
                     return t.__qualname__
-                return add_global(_global_hint(t), t)
+                return add_global(t)
             if t == ():
                 return "()"
             if isinstance(t, types.UnionType):
@@ -155,16 +159,18 @@ class CodeGen:
             if origin is not None:
                 if isinstance(t, typing._GenericAlias):  # typing.List[int], not list[int]
                     origin = _typing_origins.get(origin, origin)
-                name = add_global(node_mod.type_repr(origin), origin)
+                name = add_global(origin, node_mod.type_repr(origin))
                 params = typing.get_args(t)
                 return f"{name}[{','.join(str(type_repr(a)) for a in params)}]" if params else name
-            return add_global(node_mod.type_repr(t), t)
+            return add_global(t, node_mod.type_repr(t))
 
         def get_repr(arg: Argument) -> str:
+            if type(arg) in _plain_literal_types:  # most arguments: repr is the source
+                return repr(arg)
             if isinstance(arg, Node):
                 return arg.name
             if isinstance(arg, tuple) and hasattr(arg, "_fields"):
-                cls = add_global(_global_hint(type(arg)), type(arg))
+                cls = add_global(type(arg))
                 return f"{cls}{get_repr(tuple(arg))}"
             if isinstance(arg, tuple):
                 if len(arg) == 1:
@@ -178,7 +184,7 @@ class CodeGen:
             if isinstance(arg, slice):
                 return f"slice({get_repr(arg.start)}, {get_repr(arg.stop)}, {get_repr(arg.step)})"
             if isinstance(arg, enum.Enum):
-                return f"{add_global(type(arg).__name__, type(arg))}.{arg.name}"
+                return f"{add_global(type(arg), type(arg).__name__)}.{arg.name}"
             if (isinstance(arg, _literal_types) or arg is Ellipsis
                     or isinstance(arg, tuple(repr_literal_types))):
                 return repr(arg)
@@ -190,35 +196,23 @@ class CodeGen:
                 globals_[package] = sys.modules[package]
                 return spelled
             # Anything else has no safe literal spelling: bind it as a global.
-            return add_global(_global_hint(arg), arg)
+            return add_global(arg)
 
         def format_args(args: tuple, kwargs: dict) -> str:
             parts = [get_repr(a) for a in args]
-            parts.extend(f"{k} = {get_repr(v)}" for k, v in kwargs.items())
+            if kwargs:
+                parts.extend(f"{k} = {get_repr(v)}" for k, v in kwargs.items())
             return ", ".join(parts)
 
-        # The last use of each value: walking backwards, the first reader met.
-        last_use: dict[Node, Node] = {}
-        to_free: dict[Node, list[Node]] = {}
+        # Each value is freed after its last use (`;  x = y = None`): walking
+        # backwards, the first reader met is the last one.
+        freed_after: dict[Node, list[str]] = {}
+        last_used: set[Node] = set()
         for n in reversed(graph.nodes):
             for inp in n._input_nodes:
-                if inp not in last_use:
-                    last_use[inp] = n
-                    to_free.setdefault(n, []).append(inp)
-
-        def free_dead_values(user: Node) -> None:
-            if user.op == "placeholder":
-                return
-            if user.op == "output":
-                body.append("\n")
-                return
-            dead = to_free.get(user, [])
-            if not user.users:  # kept for a side effect: drop its value at once
-                dead = [*dead, user]
-            if dead:
-                body.append(";  " + " = ".join([d.name for d in dead] + ["None"]) + "\n")
-            else:
-                body.append("\n")
+                if inp not in last_used:
+                    last_used.add(inp)
+                    freed_after.setdefault(n, []).append(inp.name)
 
         prev_summary = None
         for n in graph.nodes:
@@ -243,10 +237,16 @@ class CodeGen:
                 continue
             self._emit(n, annotation, body, root_module, get_repr, format_args, add_global,
                        wrapped)
-            if n.op == "output" and n.type is not None:
-                spelled = type_repr(n.type)
-                return_annotation = f" -> {spelled}" if spelled else ""
-            free_dead_values(n)
+            if n.op == "output":
+                if n.type is not None:
+                    spelled = type_repr(n.type)
+                    return_annotation = f" -> {spelled}" if spelled else ""
+                body.append("\n")
+                continue
+            dead = freed_after.get(n, [])
+            if not n.users:  # kept for a side effect: drop its value at once
+                dead.append(n.name)
+            body.append(f";  {' = '.join(dead)} = None\n" if dead else "\n")
 
         if not body:
             body.append("pass\n")
@@ -254,13 +254,13 @@ class CodeGen:
         if wrapped:
             from .tracer import wrap
 
-            wrap_name = add_global("wrap", wrap)
+            wrap_name = add_global(wrap, "wrap")
             wrap_stmts = "\n".join(f"{wrap_name}({_quote(w)})" for w in wrapped)
         if self._body_transformer is not None:
             body = self._body_transformer(body)
         prologue = self.gen_fn_def(free_vars, return_annotation)
         code = "".join(body).lstrip("\n")
-        code = "\n".join("    " + line for line in code.split("\n"))
+        code = "    " + code.replace("\n", "\n    ")  # indent every line
         return PythonCode(f"\n{wrap_stmts}\n\n{prologue}\n{code}", globals_)
     # --8<-- [end:gen_python_code]
 
@@ -270,36 +270,37 @@ class CodeGen:
               wrapped: dict[str, None]) -> None:
         """Append the line for one node (without its newline) to ``body``."""
         lhs = f"{n.name}{annotation}"
-        if n.op == "call_method":
-            obj = format_target(get_repr(n.args[0]), n.target)
-            body.append(f"{lhs} = {obj}({format_args(n.args[1:], n.kwargs)})")
-        elif n.op == "call_function":
+        op, args, kwargs = n.op, n.args, n.kwargs
+        if op == "call_function":
             fmt = operator_format(n.target)
             if fmt is not None:
-                body.append(f"{lhs} = {fmt.format(*(get_repr(a) for a in n.args))}")
+                body.append(f"{lhs} = {fmt.format(*[get_repr(a) for a in args])}")
                 return
             fmt = inplace_format(n.target)
             if fmt is not None:
-                body.append(f"{fmt.format(*(get_repr(a) for a in n.args))};  "
-                            f"{lhs} = {get_repr(n.args[0])}")
+                body.append(f"{fmt.format(*[get_repr(a) for a in args])};  "
+                            f"{lhs} = {get_repr(args[0])}")
                 return
-            fn = add_global(_global_hint(n.target), n.target)
-            if (fn == "getattr" and len(n.args) == 2 and not n.kwargs
-                    and isinstance(n.args[1], str) and is_plain_identifier(n.args[1])):
-                body.append(f"{lhs} = {format_target(get_repr(n.args[0]), n.args[1])}")
+            fn = add_global(n.target)
+            if (fn == "getattr" and len(args) == 2 and not kwargs
+                    and isinstance(args[1], str) and is_plain_identifier(args[1])):
+                body.append(f"{lhs} = {format_target(get_repr(args[0]), args[1])}")
                 return
-            body.append(f"{lhs} = {fn}({format_args(n.args, n.kwargs)})")
+            body.append(f"{lhs} = {fn}({format_args(args, kwargs)})")
             if n.meta.get("is_wrapped", False):
                 wrapped.setdefault(fn)
-        elif n.op == "call_module":
+        elif op == "call_method":
+            obj = format_target(get_repr(args[0]), n.target)
+            body.append(f"{lhs} = {obj}({format_args(args[1:], kwargs)})")
+        elif op == "call_module":
             module = format_target(root_module, n.target)
-            body.append(f"{lhs} = {module}({format_args(n.args, n.kwargs)})")
-        elif n.op == "get_attr":
+            body.append(f"{lhs} = {module}({format_args(args, kwargs)})")
+        elif op == "get_attr":
             body.append(f"{lhs} = {format_target(root_module, n.target)}")
-        elif n.op == "output":
-            body.append(self.generate_output(n.args[0], get_repr))
+        elif op == "output":
+            body.append(self.generate_output(args[0], get_repr))
         else:
-            raise RuntimeError(f"node {n.name}: cannot generate code for op {n.op!r}")
+            raise RuntimeError(f"node {n.name}: cannot generate code for op {op!r}")
     # --8<-- [end:emit_node]
 
 

@@ -12,10 +12,13 @@ from __future__ import annotations
 import copy
 import itertools
 import linecache
+import types
 import weakref
 from typing import Any
 
 from .graph import Graph
+
+_MISSING = object()  # what getattr returns for an attribute that is not there
 
 # --8<-- [start:framework_base]
 _combined_classes: dict[tuple[type, type], type] = {}
@@ -67,21 +70,44 @@ def _addindent(text: str, spaces: int) -> str:
 _source_ids = itertools.count()
 
 
-def _forward_from_src(src: str, globals_: dict[str, Any], owner: Any = None) -> Any:
+def _forward_from_src(src: str, globals_: dict[str, Any], owner: Any = None,
+                      compiled: types.CodeType | None = None) -> Any:
     """Run the generated source and return the ``forward`` it defines.
 
     The source is registered with ``linecache`` under a unique fake file
     name, so a traceback through generated code shows the generated line.
     The entry goes away with ``owner`` (the GraphModule), if one is given.
+    ``compiled`` is the code of this very source compiled before (a deepcopy
+    passes its original's): it saves compiling again, the dearest step. Each
+    ``forward`` keeps its source and code as ``_fx_compiled`` for that.
     """
     filename = f"<eval_with_key>.{next(_source_ids)}"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     if owner is not None:
         weakref.finalize(owner, linecache.cache.pop, filename, None)
+    if compiled is None:
+        code = compile(src, filename, "exec")
+    else:
+        code = _with_filename(compiled, filename)
     namespace = dict(globals_)
-    exec(compile(src, filename, "exec"), namespace)  # noqa: S102 - the point of codegen
-    return namespace["forward"]
+    exec(code, namespace)  # noqa: S102 - the point of codegen
+    forward = namespace["forward"]
+    forward._fx_compiled = (src, code)
+    return forward
 # --8<-- [end:exec_source]
+
+
+def _compiled_code(forward: Any, src: str) -> types.CodeType | None:
+    """The code ``forward`` was made from, if it was compiled from ``src``."""
+    compiled = getattr(forward, "_fx_compiled", None)
+    return compiled[1] if compiled is not None and compiled[0] == src else None
+
+
+def _with_filename(code: types.CodeType, filename: str) -> types.CodeType:
+    """``code`` as if compiled under ``filename`` (the functions it defines too)."""
+    consts = tuple(_with_filename(c, filename) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
 
 
 class GraphModule:
@@ -107,6 +133,7 @@ class GraphModule:
         self.meta: dict[str, Any] = {}
         if hasattr(root, "training"):
             self.training = root.training
+        walked: dict[str, tuple[Any, Any]] = {}  # see _copy_attr
         for node in graph.nodes:
             if node.op in ("get_attr", "call_module"):
                 if isinstance(root, dict):
@@ -116,36 +143,53 @@ class GraphModule:
                             f"which is not a key of the root dict")
                     self._assign_attr(root[node.target], node.target)
                 else:
-                    self._copy_attr(root, node)
+                    self._copy_attr(root, node, walked)
         self.graph = graph
 
     # -- building the module tree -------------------------------------------
     def _empty_module(self) -> Any:
         return type(self)._module_base()
 
-    def _copy_attr(self, from_module: Any, node: Any) -> None:
-        """Copy ``root.<node.target>`` here, making empty parent modules on the way."""
-        *prefix, field = node.target.split(".")
-        to_module: Any = self
-        for item in prefix:
-            if not hasattr(from_module, item):
-                raise RuntimeError(f"GraphModule: node {node.name} ({node.op}) targets "
-                                   f"{node.target!r}, but the root has no {item!r} on the way")
-            f, t = getattr(from_module, item), getattr(to_module, item, None)
-            if f is t:  # already copied whole
-                return
-            if t is None:
-                t = self._empty_module()
-                setattr(to_module, item, t)
-            from_module, to_module = f, t
-        if not hasattr(from_module, field):
+    def _copy_attr(self, from_module: Any, node: Any,
+                   walked: dict[str, tuple[Any, Any]] | None = None) -> None:
+        """Copy ``root.<node.target>`` here, making empty parent modules on the way.
+
+        ``walked`` remembers, for each parent path already walked, the pair
+        (root's module, ours), so that siblings (``layer1.0.conv1``,
+        ``layer1.0.bn1``) walk their path once: a submodule read is a
+        Python-level ``__getattr__`` call in torch, and so is each miss.
+        """
+        walked = {} if walked is None else walked
+        prefix, _, field = node.target.rpartition(".")
+        if prefix in walked:
+            from_module, to_module = walked[prefix]
+        else:
+            to_module: Any = self
+            for item in prefix.split(".") if prefix else ():
+                f = getattr(from_module, item, _MISSING)
+                if f is _MISSING:
+                    raise RuntimeError(
+                        f"GraphModule: node {node.name} ({node.op}) targets "
+                        f"{node.target!r}, but the root has no {item!r} on the way")
+                t = getattr(to_module, item, None)
+                if f is t:  # already copied whole
+                    return
+                if t is None:
+                    t = self._empty_module()
+                    setattr(to_module, item, t)
+                from_module, to_module = f, t
+            walked[prefix] = (from_module, to_module)
+        value = getattr(from_module, field, _MISSING)
+        if value is _MISSING:
             raise RuntimeError(f"GraphModule: node {node.name} ({node.op}) targets "
                                f"{node.target!r}, but the root has no attribute {field!r}")
-        value = getattr(from_module, field)
         if field in getattr(from_module, "_buffers", {}):
             to_module.register_buffer(field, value)
         else:
             setattr(to_module, field, value)
+        if node.target in walked:  # we just replaced a module on remembered paths
+            for path in [p for p in walked if p == node.target or p.startswith(node.target + ".")]:
+                del walked[path]
 
     def _assign_attr(self, value: Any, target: str) -> None:
         *prefix, field = target.split(".")
@@ -261,7 +305,20 @@ class GraphModule:
         memo[id(self)] = result
         result.__dict__.update(copy.deepcopy(self._state(), memo))
         type(result).__name__ = type(result).__qualname__ = type(self).__name__
-        result.graph = copy.deepcopy(self._graph, memo)
+        graph = copy.deepcopy(self._graph, memo)
+        if type(result).recompile is not GraphModule.recompile:
+            result.graph = graph  # a subclass's own recompile must run
+            return result
+        # What `result.graph = graph` does, but compiling (the dearest step) is
+        # skipped when the copy generates the source the original was compiled
+        # from, as it does unless the graph was edited since: that code serves again.
+        result._graph = graph
+        graph.owning_module = result
+        python_code = graph.python_code(root_module="self")
+        result._code = python_code.src
+        compiled = _compiled_code(type(self).forward, result._code)
+        type(result).forward = _forward_from_src(result._code, python_code.globals, result,
+                                                 compiled)
         return result
 
     def __copy__(self) -> GraphModule:

@@ -85,21 +85,26 @@ def operator_function(name: str):
     return getattr(operator, "truediv" if name == "div" else name)
 
 
+def _by_function(table: dict[str, str]) -> dict[object, str]:
+    """The table keyed by the ``operator`` functions themselves (``div`` has none)."""
+    return {getattr(operator, name): fmt for name, fmt in table.items()
+            if hasattr(operator, name)}
+
+
+# Code generation asks once per node: one dict lookup answers.
+_operator_formats = _by_function(magic_methods)
+_inplace_formats = _by_function(inplace_methods)
+
+
 def operator_format(target: object) -> str | None:
     """The format string that prints a call of ``target`` as an operator, if any."""
     if getattr(target, "__module__", None) != "_operator":
         return None
-    name = getattr(target, "__name__", None)
-    if name in magic_methods and getattr(operator, name, None) is target:
-        return magic_methods[name]
-    return None
+    return _operator_formats.get(target)
 
 
 def inplace_format(target: object) -> str | None:
     """The format string for an in-place operator target, if any."""
     if getattr(target, "__module__", None) != "_operator":
         return None
-    name = getattr(target, "__name__", None)
-    if name in inplace_methods and getattr(operator, name, None) is target:
-        return inplace_methods[name]
-    return None
+    return _inplace_formats.get(target)

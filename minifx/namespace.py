@@ -12,6 +12,7 @@ import builtins
 import keyword
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 # Names the generated code binds as globals on its own, whatever the graph.
@@ -36,8 +37,20 @@ _illegal_chars = re.compile(r"[^0-9a-zA-Z_]+")
 _name_re = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")
 
 
+def _split_name(candidate: str) -> tuple[str | None, str | None]:
+    """``add_3`` -> ``("add", "3")``, ``add`` -> ``("add", None)``; ``(None, None)``
+    for what is not an ASCII identifier."""
+    # Most candidates are identifiers that end in a letter: no regex needed.
+    if candidate.isidentifier() and candidate.isascii() and not candidate[-1].isdigit():
+        return candidate, None
+    match = _name_re.match(candidate)
+    return (None, None) if match is None else match.group(1, 2)
+
+
 def snake_case(s: str) -> str:
     """``pascalCase`` -> ``pascal_case``, ``ALL_CAPS`` -> ``all_caps``."""
+    if s.islower():  # nothing to change (the usual case: add, relu): skip the regex
+        return s
     return _camel.sub(r"_\1", s).lower()
 
 
@@ -59,14 +72,12 @@ class Namespace:
         """A fresh identifier close to ``candidate`` (the old one if ``obj`` has one)."""
         if obj is not None and id(obj) in self._obj_to_name:
             return self._obj_to_name[id(obj)]
-        match = _name_re.match(candidate)
-        if match is None:
+        base, num_text = _split_name(candidate)
+        if base is None:
             candidate = _illegal_chars.sub("_", candidate) or "_unnamed"
             if candidate[0].isdigit():
                 candidate = "_" + candidate
-            match = _name_re.match(candidate)
-            assert match is not None
-        base, num_text = match.group(1, 2)
+            base, num_text = _split_name(candidate)
         if num_text is None or candidate in self._used:
             num = self._base_count.get(base, 0)
             if illegal_names.get(candidate, obj) is not obj:
@@ -82,6 +93,10 @@ class Namespace:
         if obj is not None:
             self.associate_name_with_obj(candidate, obj)
         return candidate
+
+    def mark_used(self, names: Iterable[str]) -> None:
+        """Record names that are taken without an object (a graph's node names)."""
+        self._used.update(names)
 
     def associate_name_with_obj(self, name: str, obj: Any) -> None:
         """Record that ``obj`` is called ``name`` (a name already handed out)."""

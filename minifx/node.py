@@ -123,15 +123,15 @@ def type_repr(obj: Any) -> str:
 
 def _format_arg(arg: Any) -> str:
     """An argument as ``str(graph)`` prints it: Nodes as ``%name``."""
-    if isinstance(arg, list):
-        return "[" + ", ".join(_format_arg(a) for a in arg) + "]"
-    if isinstance(arg, tuple):
-        items = ", ".join(_format_arg(a) for a in arg)
-        return f"({items},)" if len(arg) == 1 else f"({items})"
-    if isinstance(arg, dict):
-        return "{" + ", ".join(f"{k}: {_format_arg(v)}" for k, v in arg.items()) + "}"
     if isinstance(arg, Node):
         return "%" + arg.name
+    if isinstance(arg, list):
+        return "[" + ", ".join([_format_arg(a) for a in arg]) + "]"
+    if isinstance(arg, tuple):
+        items = ", ".join([_format_arg(a) for a in arg])
+        return f"({items},)" if len(arg) == 1 else f"({items})"
+    if isinstance(arg, dict):
+        return "{" + ", ".join([f"{k}: {_format_arg(v)}" for k, v in arg.items()]) + "}"
     return str(arg)
 
 
@@ -244,9 +244,8 @@ class Node:
         for old in self._input_nodes:
             old.users.pop(self, None)
         self._input_nodes = {}
-        collect = self._input_nodes.setdefault
-        self._args = map_aggregate(tuple(new_args), lambda a: _collect(a, collect))
-        self._kwargs = map_aggregate(dict(new_kwargs), lambda a: _collect(a, collect))
+        self._args = copy_arg(tuple(new_args), self._input_nodes)
+        self._kwargs = copy_arg(dict(new_kwargs), self._input_nodes) if new_kwargs else {}
         for new in self._input_nodes:
             new.users.setdefault(self)
 
@@ -337,10 +336,51 @@ class Node:
 # --8<-- [end:node_class]
 
 
-def _collect(a: Argument, collect: Callable[[Node], Any]) -> Argument:
+# Exact types of the constants that a node's arguments hold as they are (no Node
+# inside): hot paths test `type(x) in PLAIN_CONSTANTS`, one lookup.
+PLAIN_CONSTANTS = frozenset({int, float, bool, str, complex, type(None)})
+
+
+def copy_arg(a: Argument, found: dict[Node, None],
+             node_map: dict[Node, Node] | None = None) -> Argument:
+    """A copy of the structure ``a`` that notes in ``found`` every Node it meets;
+    with ``node_map``, each Node is first replaced by ``node_map[node]``.
+
+    It is ``map_arg(a, node_map.__getitem__)`` (or ``map_aggregate(a, lambda
+    x: x)``), fused with collecting the inputs. Every node creation passes
+    here, so the usual shapes (Nodes and constants in plain tuples, lists and
+    dicts) are told apart by exact type, in a loop rather than a call per
+    leaf; anything else takes the general walk.
+    """
+    kind = type(a)
+    if kind is tuple or kind is list:
+        items = []
+        for x in a:
+            if type(x) is Node:
+                if node_map is not None:
+                    x = node_map[x]
+                found[x] = None
+            elif type(x) not in PLAIN_CONSTANTS:
+                x = copy_arg(x, found, node_map)
+            items.append(x)
+        return tuple(items) if kind is tuple else items
+    if kind is dict:
+        return {k: copy_arg(v, found, node_map) for k, v in a.items()}
+    if kind in PLAIN_CONSTANTS:
+        return a
+    return map_aggregate(a, lambda x: _note_node(x, found, node_map))
+
+
+def _note_node(a: Argument, found: dict[Node, None],
+               node_map: dict[Node, Node] | None = None) -> Argument:
     if isinstance(a, Node):
-        collect(a)
+        if node_map is not None:
+            a = node_map[a]
+        found[a] = None
     return a
+
+
+_CONTAINERS = (tuple, list, dict, slice)
 
 
 # --8<-- [start:map_aggregate]
@@ -350,6 +390,8 @@ def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
     Tuples (named tuples too), lists, dicts and slices are walked; everything
     else, Nodes included, is a leaf.
     """
+    if not isinstance(a, _CONTAINERS):  # a leaf, the common case: one test
+        return fn(a)
     if isinstance(a, tuple):
         items = [map_aggregate(x, fn) for x in a]
         return type(a)(*items) if hasattr(a, "_fields") else tuple(items)
@@ -357,10 +399,8 @@ def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
         return [map_aggregate(x, fn) for x in a]
     if isinstance(a, dict):
         return {k: map_aggregate(v, fn) for k, v in a.items()}
-    if isinstance(a, slice):
-        return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn),
-                     map_aggregate(a.step, fn))
-    return fn(a)
+    return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn),  # the last kind
+                 map_aggregate(a.step, fn))
 
 
 def map_arg(a: Argument, fn: Callable[[Node], Argument]) -> Argument:

@@ -21,7 +21,9 @@ from typing import Any
 
 from . import magic_methods as _mm
 from ._framework import loaded_frameworks
-from .node import Argument, Node, Target, map_aggregate
+from .node import PLAIN_CONSTANTS, Argument, Node, Target, map_aggregate
+
+_BUILTIN_CONTAINERS = frozenset({tuple, list, dict, slice, range})
 
 
 class TraceError(ValueError, RuntimeError):
@@ -137,9 +139,16 @@ class TracerBase:
         """
         if isinstance(a, Proxy):
             return a.node
-        if isinstance(a, Node):
+        # Every recorded operation passes here with a tuple and a dict (mostly
+        # empty): the exact builtin types are answered first, in one test each.
+        kind = type(a)
+        if kind in PLAIN_CONSTANTS or isinstance(a, Node):
             return a
-        if hasattr(a, "__fx_create_arg__"):
+        if kind is tuple:
+            return tuple([self.create_arg(x) for x in a])
+        if kind is dict and not a:
+            return {}
+        if kind not in _BUILTIN_CONTAINERS and hasattr(a, "__fx_create_arg__"):
             return a.__fx_create_arg__(self)
         if isinstance(a, tuple):
             items = [self.create_arg(x) for x in a]
@@ -304,6 +313,11 @@ class Attribute(Proxy):
 
 # --8<-- [start:record_call]
 def _find_tracer(args: tuple, kwargs: dict) -> TracerBase:
+    for a in args:  # the usual case, a Proxy among the positional arguments
+        if isinstance(a, Proxy):
+            return a.tracer
+        if isinstance(a, (tuple, list, dict, slice)):
+            break  # one may be nested in here: walk everything, in order
     found: list[TracerBase] = []
 
     def look(a: Any) -> Any:

@@ -16,6 +16,7 @@ import inspect
 import math
 import types
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from itertools import count
 from types import ModuleType
@@ -23,11 +24,11 @@ from typing import Any
 
 from ._framework import Framework, framework_of, framework_of_function, loaded_frameworks
 from .graph import Graph
-from .node import Argument, Node, map_aggregate, register_side_effect
+from .node import PLAIN_CONSTANTS, Argument, Node, map_aggregate, register_side_effect
 from .proxy import Proxy, TracerBase, user_location
 
 _HAS_VARSTUFF = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
-_PLAIN_CONSTANTS = frozenset({int, float, bool, str, complex, type(None)})
+_NEVER_TENSORS = PLAIN_CONSTANTS | {tuple, list, dict, set, OrderedDict}
 
 
 # --8<-- [start:asserts]
@@ -215,8 +216,12 @@ class Tracer(TracerBase):
     def _collect_tensor_attrs(self) -> None:
         """Remember every plain tensor attribute of the root, by identity."""
         frameworks = loaded_frameworks()
-        for prefix, module in self.root.named_modules():
+        for module, prefix in self.submodule_paths.items():  # every module, once
             for name, value in vars(module).items():
+                # Most attributes are flags, numbers and the module's own dicts:
+                # values of those exact types are never tensors, skip the question.
+                if type(value) in _NEVER_TENSORS:
+                    continue
                 if any(fw.is_tensor(value) for fw in frameworks):
                     qualname = f"{prefix}.{name}" if prefix else name
                     self.tensor_attrs.setdefault(id(value), (value, qualname))
@@ -256,7 +261,7 @@ class Tracer(TracerBase):
 
     def _patch_autowrap(self, patcher: _Patcher, module_globals: dict[str, Any]) -> None:
         # Each module's globals are scanned once per trace, not at every module call.
-        visited = self.__dict__.setdefault("_autowrap_visited", set())
+        visited = self._autowrap_visited
         if id(module_globals) in visited:
             return
         visited.add(id(module_globals))
@@ -322,7 +327,9 @@ class Tracer(TracerBase):
         other tensors become constants stored on the root as ``_tensor_constant<i>``."""
         if isinstance(a, Proxy):  # the common case, first
             return a.node
-        if type(a) in _PLAIN_CONSTANTS or isinstance(a, (tuple, list, dict, slice, Node)):
+        if type(a) in PLAIN_CONSTANTS:
+            return a
+        if isinstance(a, (tuple, list, dict, slice, Node)):
             return super().create_arg(a)  # no framework to ask: skip the lookup
         framework = framework_of(a)
         if framework.is_parameter(a):

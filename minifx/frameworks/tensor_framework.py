@@ -33,9 +33,12 @@ _OPERATOR_METHODS = {
 
 def _is_tensor_method(func: Callable[..., Any]) -> bool:
     name = getattr(func, "__name__", None)
-    return name is not None and any(
-        cls.__dict__.get(name) is func for cls in tensor.Tensor.__mro__ if cls is not object
-    )
+    if name is None:
+        return False
+    for cls in tensor.Tensor.__mro__[:-1]:  # all but object, whose methods are not Tensor's
+        if cls.__dict__.get(name) is func:
+            return True
+    return False
 
 
 class TensorFramework(Framework):
