@@ -167,6 +167,40 @@ def test_deepcopy(gm):
     other.graph.lint()
 
 
+def test_deepcopy_of_a_graph_edited_since_recompile_runs_the_edited_graph(gm):
+    """The copy may reuse compiled code only when its source is the same as the original's."""
+    x = tensor.randn(3, 4)
+    relu = gm.graph.find_nodes(op="call_function", target=tensor.relu)[0]
+    relu.target = tensor.sigmoid  # edited, not recompiled: gm still runs relu
+    other = copy.deepcopy(gm)
+    assert "tensor.sigmoid" in other.code and "tensor.relu" in gm.code
+    close(other(x), eager_with(gm, x, tensor.sigmoid))
+
+
+def test_a_copy_keeps_its_generated_lines_for_tracebacks_after_the_original_dies(gm):
+    import gc
+    import linecache
+    import traceback
+
+    other = copy.deepcopy(gm)
+    del gm
+    gc.collect()
+    with pytest.raises(RuntimeError) as caught:
+        other(tensor.randn(5, 7))  # wrong shape: fails inside the generated forward
+    frames = traceback.extract_tb(caught.value.__traceback__)
+    generated = [f for f in frames if f.name == "forward" and f.filename.startswith("<")]
+    assert generated, [f.filename for f in frames]
+    assert linecache.getline(generated[0].filename, generated[0].lineno).strip() == (
+        generated[0].line
+    )
+    assert "=" in generated[0].line  # a real line of the generated forward
+
+
+def eager_with(root, x, activation):
+    h = (x + root.param) * root.scale
+    return root.linear(activation(root.sub.lin(h))).clamp(min=0.0, max=1.0)
+
+
 def test_pickle_round_trip(gm):
     x = tensor.randn(3, 4)
     back = pickle.loads(pickle.dumps(gm))
