@@ -147,6 +147,24 @@ def test_page_renders_title_and_code(browser, served_site, page):
     assert _console_errors(browser) == [], f"console errors on {page}"
 
 
+def test_graph_pictures_load(browser, served_site):
+    """Every picture on the site loads, and the early chapters show graphs."""
+    from selenium.webdriver.common.by import By
+
+    pictures_per_page = {}
+    for page in _nav_pages():
+        browser.get(f"{served_site}/{page.replace('.md', '.html')}")
+        images = browser.find_elements(By.CSS_SELECTOR, "article img")
+        for image in images:
+            width = browser.execute_script(
+                "return arguments[0].complete && arguments[0].naturalWidth", image
+            )
+            assert width, f"{image.get_attribute('src')} does not load on {page}"
+        pictures_per_page[page] = len(images)
+    for page in ("ch01_first_example.md", "ch02_symbolic_tracing.md", "ch03_ir.md"):
+        assert pictures_per_page[page] >= 1, f"{page} shows no graph"
+
+
 def test_next_links_walk_the_chapters_in_order(browser, served_site):
     """Following the footer's "Next" link from the home page visits every chapter in order."""
     from selenium.webdriver.common.by import By
