@@ -85,7 +85,7 @@ def _pool() -> ThreadPoolExecutor:
 
 _POOL: ThreadPoolExecutor | None = None
 _UNIT_STRIDE = np.ones(1, np.int64)  # read-only for the kernels
-PARALLEL_MIN = 1 << 18  # elements per thread below which one thread does it all
+PARALLEL_MIN = 1 << 19  # elements per thread below which one thread does it all
 
 
 def _in_parallel(run, n: int) -> None:
@@ -212,11 +212,14 @@ def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.n
         out[...] = 0 if op == "sum" else np.nan
         return _finish(out, a.dtype)
     o = out.reshape(-1)
+    trailing = reduced == list(range(a.ndim - len(reduced), a.ndim))
     if len(reduced) == a.ndim and x.flags.c_contiguous and count > rd.CHUNK:
         flat = x.reshape(-1)
         partial = np.empty(rd.partial_count(count), x.dtype)
         rd.reduce_chunks(code, partial, flat)
         o[0] = rd.reduce_run(code, partial, 0, partial.size, 1)
+    elif trailing and x.flags.c_contiguous:
+        rd.reduce_rows(code, o, x.reshape(-1, count))
     else:
         _, kshape, kstrides, storage, offset, rshape, rstrides = _split_dims(x, tuple(reduced))
         rd.reduce_strided(code, o, kshape, kstrides, storage, offset, rshape, rstrides)
@@ -335,24 +338,35 @@ def _pool_out(size, kernel, stride, pad, dilation, ceil_mode) -> int:
 def conv2d(x, w, b, stride, padding, dilation, groups):
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
-    oh = _pool_out(h, kh, stride[0], padding[0], dilation[0], False)
-    ow = _pool_out(wd, kw, stride[1], padding[1], dilation[1], False)
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    oh = _pool_out(h, kh, sh, ph, dh, False)
+    ow = _pool_out(wd, kw, sw, pw, dw, False)
     x = np.ascontiguousarray(x)
     k = cg * kh * kw
-    if (kh, kw, stride, padding) == (1, 1, (1, 1), (0, 0)):
-        # A 1x1 convolution needs no im2col: the input already is the matrix.
-        cols = x.transpose(1, 0, 2, 3).reshape(c, n * h * wd)
-    else:
-        cols = np.empty((c * kh * kw, n * oh * ow), x.dtype)
-        if cols.size:
-            spatial.im2col(cols, x, kh, kw, *stride, *padding, *dilation, oh, ow)
     weight = np.ascontiguousarray(w).reshape(groups, o // groups, k)
-    out = np.matmul(weight, cols.reshape(groups, k, n * oh * ow))  # (G, O/G, N*OH*OW)
+    # Each image's product lands directly in its (O, OH*OW) block of the output:
+    # no reordering afterwards, and the result is contiguous, as torch's is.
+    out = np.empty((n, groups, o // groups, oh * ow), x.dtype)
+    if out.size == 0:
+        return out.reshape(n, o, oh, ow)
+    if (kh, kw, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0):
+        # A 1x1 convolution needs no im2col: each image already is the matrix.
+        np.matmul(weight, x.reshape(n, groups, k, h * wd), out=out)
+    else:
+        # One image at a time, so that its column matrix stays in the cache
+        # between im2col and the product that reads it.
+        hq = (kh - 1) * dh // sh + oh
+        wq = -(-(wd + 2 * pw) // sw)
+        phases = np.empty((n, c, sh, sw, hq, wq), x.dtype)
+        spatial.split_phases(phases, x, kh, kw, sh, sw, ph, pw, dh, dw)
+        cols = np.empty((groups, k, oh * ow), x.dtype)
+        for i in range(n):
+            spatial.im2col(cols.reshape(c * kh * kw, oh * ow), phases[i], kh, kw, dh, dw, oh, ow)
+            np.matmul(weight, cols, out=out[i])
+    out = out.reshape(n, o, oh, ow)
     if b is not None:
-        out += np.asarray(b, x.dtype).reshape(groups, o // groups, 1)
-    # (O, N, OH, OW) reordered to (N, O, OH, OW). For N == 1 this is free; for a
-    # batch it costs one copy of the output, so results are contiguous as torch's are.
-    return np.ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
+        out += np.asarray(b, x.dtype).reshape(o, 1, 1)
+    return out
 
 
 def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):

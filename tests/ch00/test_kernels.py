@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from tensor.backend import numba_backend as nb
-from tensor.backend._kernels import scalar
+from tensor.backend._kernels import scalar, spatial
 
 pytestmark = pytest.mark.ch00
 
@@ -245,6 +245,35 @@ def test_conv2d(stride, padding, dilation, groups, dtype):
         actual = nb.conv2d(x, w, b, stride, padding, dilation, groups)
         np.testing.assert_allclose(actual, expected.numpy(), rtol=1e-4, atol=1e-4)
     assert nb.conv2d(x, w, None, stride, padding, dilation, groups).dtype == dtype
+
+
+def test_split_phases_holds_the_padded_image_by_stride_phase():
+    x = data((2, 3, 7, 6), np.float32)
+    sh, sw, ph, pw = 2, 3, 1, 2
+    hq, wq = 5, 4  # the padded 9 x 10 image, split 2 ways by row and 3 by column
+    phases = np.full((2, 3, sh, sw, hq, wq), np.nan, np.float32)
+    spatial.split_phases(phases, x, 3, 4, sh, sw, ph, pw, 1, 1)
+    padded = np.zeros((2, 3, sh * hq, sw * wq), np.float32)
+    padded[:, :, ph : ph + 7, pw : pw + 6] = x
+    for qy in range(sh):
+        for qx in range(sw):
+            np.testing.assert_array_equal(phases[:, :, qy, qx], padded[:, :, qy::sh, qx::sw])
+
+
+@pytest.mark.parametrize(
+    "kernel,stride,padding,dilation",
+    [((1, 1), (2, 2), (0, 0), (1, 1)),  # 1x1 with a stride: only phase (0, 0) is read
+     ((3, 3), (3, 2), (2, 1), (1, 1)),  # different strides along rows and columns
+     ((3, 2), (2, 2), (1, 0), (2, 3)),  # dilation and stride together
+     ((2, 2), (1, 1), (3, 3), (1, 1)),  # padding wider than the kernel
+     ((7, 7), (2, 2), (3, 3), (1, 1))],  # the ResNet stem
+)
+def test_conv2d_from_stride_phases(kernel, stride, padding, dilation):
+    x = data((3, 5, 13, 11), np.float64)
+    w, b = data((4, 5, *kernel), np.float64), data((4,), np.float64)
+    actual = nb.conv2d(x, w, b, stride, padding, dilation, 1)
+    assert actual.flags.c_contiguous
+    check(actual, torch.nn.functional.conv2d(t(x), t(w), t(b), stride, padding, dilation))
 
 
 @pytest.mark.parametrize("ceil_mode", [False, True])

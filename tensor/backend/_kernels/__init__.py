@@ -12,5 +12,5 @@ The modules, in reading order:
   and strided operands.
 - ``reduce``: sum, mean, amax, amin and argmax over any dims.
 - ``rows``: softmax, log_softmax, layer_norm and batch_norm.
-- ``spatial``: im2col for conv2d, the pools, and embedding.
+- ``spatial``: stride phases and im2col for conv2d, the pools, and embedding.
 """

@@ -44,7 +44,10 @@ def _block(a, pos, n, step, scratch):
     return buf
 
 
-@njit(inline="always")
+# A function of its own rather than inlined: in the big switch below, LLVM
+# reloaded exp32's constants on every iteration; here they stay in registers.
+# "contract" lets LLVM fuse each multiply and add into one FMA instruction.
+@njit(error_model="numpy", fastmath={"contract"})
 def _map_block(fn, o, x):
     for j in range(o.size):
         o[j] = fn(x[j])

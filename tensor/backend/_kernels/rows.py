@@ -52,7 +52,7 @@ def _row_max(x):
     return m
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=True, error_model="numpy", fastmath={"contract"})
 def softmax_rows(out, a, log):
     for r in prange(a.shape[0]):
         x = a[r]

@@ -39,17 +39,37 @@ def _int32_bits_as_float32(typingctx, bits):
     return sig, codegen
 
 
+@intrinsic
+def _float32_bits_as_int32(typingctx, value):
+    """Reinterpret the 32 bits of a float32 as an int32 (no conversion)."""
+    sig = types.int32(types.float32)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.int32))
+
+    return sig, codegen
+
+
+# Adding 1.5 * 2**23 to a float32 of magnitude below 2**22 rounds it to an
+# integer, which then sits in the low bits of the sum's mantissa.
+_ROUNDER = np.float32(12582912.0)
+_ROUNDER_BITS = np.int32(0x4B400000)
+
+
 @njit(inline="always")
 def exp32(x):
     """exp for float32, branch-free: range reduction and a polynomial."""
     # Clamp so that n stays in [-150, 128]: the result then over/underflows
-    # to inf / 0 by itself, the way expf does.
-    xc = x
-    if xc > np.float32(89.0):
-        xc = np.float32(89.0)
-    if xc < np.float32(-104.0):
-        xc = np.float32(-104.0)
-    n = np.floor(xc * np.float32(1.44269504088896341) + np.float32(0.5))
+    # to inf / 0 by itself, the way expf does. A NaN passes both tests.
+    xc = np.float32(89.0) if x > np.float32(89.0) else x
+    xc = np.float32(-104.0) if xc < np.float32(-104.0) else xc
+    # n = round(x / ln2), as a float and as an int, with one addition and no
+    # float-to-int conversion (LLVM leaves that undefined for NaN, and it
+    # then needed a NaN test per element). A NaN gives meaningless bits for
+    # ni here, and r carries the NaN into the result.
+    t = xc * np.float32(1.44269504088896341) + _ROUNDER
+    n = t - _ROUNDER
+    ni = _float32_bits_as_int32(t) - _ROUNDER_BITS
     # ln2 split in two parts so that n * ln2 is exact to float32 precision.
     r = xc - n * np.float32(0.693359375) - n * np.float32(-2.12194440e-4)
     p = np.float32(1.9875691500e-4)
@@ -60,13 +80,11 @@ def exp32(x):
     p = p * r + np.float32(5.0000001201e-1)
     y = p * (r * r) + r + np.float32(1.0)
     # 2**n in two halves, each a normal float32 even when n is -150 or 128.
-    ni = np.int32(n)
     n1 = ni >> 1
     n2 = ni - n1
     scale1 = _int32_bits_as_float32((n1 + np.int32(127)) << 23)
     scale2 = _int32_bits_as_float32((n2 + np.int32(127)) << 23)
-    result = y * scale1 * scale2
-    return result if x == x else x  # NaN in, NaN out
+    return y * scale1 * scale2
 
 
 @njit(inline="always")
