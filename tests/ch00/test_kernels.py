@@ -320,3 +320,17 @@ def test_opcodes_follow_the_backend_tables():
     assert scalar.UNARY == nb.UNARY_OPS
     assert scalar.BINARY == nb.BINARY_OPS
     assert scalar.COMPARE == nb.COMPARE_OPS
+
+
+def test_the_kernel_cache_is_keyed_by_every_kernel_source():
+    """A kernel inlines functions from other files, which numba's own staleness
+    check does not read: the cache folder must change whenever any kernel file does."""
+    import numba
+
+    from tensor.backend import _kernels
+    from tensor.backend._kernels import elementwise, rows
+
+    folder = f"kernels-{_kernels._sources_digest()}"
+    for kernel in (elementwise.map_range, rows.softmax_rows):
+        assert folder in kernel._cache._cache_path
+    assert "kernels-" not in (numba.config.CACHE_DIR or "")  # restored after import
