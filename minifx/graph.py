@@ -198,7 +198,7 @@ class Graph:
 
     def call_function(self, the_function: Callable[..., Any], args: tuple | None = None,
                       kwargs: dict | None = None, type_expr: Any = None) -> Node:
-        """Call a free function."""
+        """Call ``the_function`` (any Python callable); its result is this node's value."""
         return self.create_node("call_function", the_function, args, kwargs,
                                 type_expr=type_expr)
 
@@ -380,7 +380,7 @@ class Graph:
     def on_generate_code(
         self, make_transformer: Callable[[Any], Any]
     ) -> contextlib.AbstractContextManager:
-        """Install a body transformer for code generation.
+        """Rewrite the generated lines (comments, instrumentation) without changing the graph.
 
         ``make_transformer(current)`` returns a function that takes the list of
         body lines and returns a new list. The new transformer is active at

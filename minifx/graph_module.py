@@ -134,6 +134,7 @@ class GraphModule:
         if hasattr(root, "training"):
             self.training = root.training
         walked: dict[str, tuple[Any, Any]] = {}  # see _copy_attr
+        dict_targets: list[str] = []
         for node in graph.nodes:
             if node.op in ("get_attr", "call_module"):
                 if isinstance(root, dict):
@@ -141,9 +142,13 @@ class GraphModule:
                         raise RuntimeError(
                             f"GraphModule: node {node.name} ({node.op}) targets {node.target!r}, "
                             f"which is not a key of the root dict")
-                    self._assign_attr(root[node.target], node.target)
+                    dict_targets.append(node.target)
                 else:
                     self._copy_attr(root, node, walked)
+        # Shallow targets first ("foo" before "foo.bar"), as torch.fx does:
+        # otherwise "foo.bar" lands in an empty stand-in that "foo" then replaces.
+        for target in sorted(dict_targets, key=lambda t: t.count(".")):
+            self._assign_attr(root[target], target)
         self.graph = graph
 
     # -- building the module tree -------------------------------------------
@@ -192,15 +197,29 @@ class GraphModule:
                 del walked[path]
 
     def _assign_attr(self, value: Any, target: str) -> None:
+        parent = self._parent_of(target)
+        if parent is None:
+            raise RuntimeError(
+                f"GraphModule: cannot install {target!r}: a non-module is in the way")
+        setattr(parent[0], parent[1], value)
+
+    def _parent_of(self, target: str) -> tuple[Any, str] | None:
+        """The module that is to hold ``target``'s last atom, and that atom.
+
+        Missing modules on the way are made empty; None when something other
+        than a module is in the way.
+        """
         *prefix, field = target.split(".")
-        to_module: Any = self
+        mod: Any = self
         for item in prefix:
-            t = getattr(to_module, item, None)
-            if t is None:
-                t = self._empty_module()
-                setattr(to_module, item, t)
-            to_module = t
-        setattr(to_module, field, value)
+            sub = getattr(mod, item, None)
+            if sub is None:
+                sub = self._empty_module()
+                mod.add_module(item, sub)
+            if not isinstance(sub, type(self)._module_base):
+                return None
+            mod = sub
+        return mod, field
 
     # -- the graph and its code -------------------------------------------
     @property
@@ -248,17 +267,10 @@ class GraphModule:
     # -- the submodule API ------------------------------------------------
     def add_submodule(self, target: str, m: Any) -> bool:
         """Install ``m`` at the dotted path ``target``; False if a non-module is in the way."""
-        *prefix, field = target.split(".")
-        mod: Any = self
-        for item in prefix:
-            sub = getattr(mod, item, None)
-            if sub is None:
-                sub = self._empty_module()
-                mod.add_module(item, sub)
-            if not isinstance(sub, type(self)._module_base):
-                return False
-            mod = sub
-        mod.add_module(field, m)
+        parent = self._parent_of(target)
+        if parent is None:
+            return False
+        parent[0].add_module(parent[1], m)
         return True
 
     def delete_submodule(self, target: str) -> bool:

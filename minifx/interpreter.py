@@ -154,6 +154,7 @@ class Interpreter:
 
     def call_function(self, target: Target, args: tuple[Argument, ...],
                       kwargs: dict[str, Any]) -> Any:
+        """``target(*args, **kwargs)``: override to swap or instrument free functions."""
         assert callable(target)
         return target(*args, **kwargs)
 
@@ -166,6 +167,7 @@ class Interpreter:
 
     def call_module(self, target: Target, args: tuple[Argument, ...],
                     kwargs: dict[str, Any]) -> Any:
+        """Call the submodule at the dotted path ``target``; a leaf runs whole, uninterpreted."""
         assert isinstance(target, str)
         submod = self.fetch_attr(target)
         return submod(*args, **kwargs)

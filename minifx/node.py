@@ -250,13 +250,13 @@ class Node:
             new.users.setdefault(self)
 
     def update_arg(self, idx: int, arg: Argument) -> None:
-        """Set ``args[idx]`` to ``arg``."""
+        """Set ``args[idx]`` to ``arg`` (a new tuple, via the setter: ``users`` stay in sync)."""
         args = list(self._args)
         args[idx] = arg
         self.args = tuple(args)
 
     def update_kwarg(self, key: str, arg: Argument) -> None:
-        """Set ``kwargs[key]`` to ``arg``."""
+        """Set ``kwargs[key]`` to ``arg`` through the setter, so ``users`` stay in sync."""
         self.kwargs = {**self._kwargs, key: arg}
 
     def replace_input_with(self, old_input: Node, new_input: Node) -> None:

@@ -83,17 +83,20 @@ class Transformer(Interpreter):
 
     def get_attr(self, target: Target, args: tuple[Argument, ...],
                  kwargs: dict[str, Any]) -> Proxy:
+        """A ``get_attr`` node in the new graph: the attribute is read when it runs, not now."""
         assert isinstance(target, str)
         return self.tracer.create_proxy("get_attr", target, args, kwargs)
 
     def call_module(self, target: Target, args: tuple[Argument, ...],
                     kwargs: dict[str, Any]) -> Any:
+        """A ``call_module`` node in the new graph (the tracer keeps every module whole)."""
         assert isinstance(target, str)
         submod = self.fetch_attr(target)
         return self.tracer.call_module(submod, submod.forward, args, kwargs)
 
     def call_function(self, target: Target, args: tuple[Argument, ...],
                       kwargs: dict[str, Any]) -> Any:
+        """A ``call_function`` node in the new graph; override to record something else."""
         return self.tracer.create_proxy("call_function", target, args, kwargs)
 
     # call_method and output are the Interpreter's: ``getattr(proxy, name)(...)``

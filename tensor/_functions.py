@@ -14,7 +14,9 @@ from __future__ import annotations
 import builtins
 import math
 from collections import namedtuple
+from collections.abc import Sequence
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +37,7 @@ from ._tensor import Tensor, _array_from_data, _shape_arg, _wrap_dim
 from .overrides import tensor_function
 
 _NUMBER_TYPES = (int, float, np.number, np.bool_)
+Scalar = int | float | bool  # a Python number used as an operand
 _OPERAND_TYPES = (Tensor, *_NUMBER_TYPES)
 _new_tensor = object.__new__
 _Tensor_new = Tensor
@@ -136,13 +139,13 @@ def _dtype_or(value, default: dtype) -> dtype:
 
 
 @_public
-def tensor(data, dtype=None) -> Tensor:
+def tensor(data: Any, dtype: dtype | None = None) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays)."""
     return _wrap(_array_from_data(data, dtype))
 
 
 @_public
-def as_tensor(data, dtype=None) -> Tensor:
+def as_tensor(data: Any, dtype: dtype | None = None) -> Tensor:
     """Like `tensor`, but a Tensor or NumPy array of the right dtype is shared, not copied."""
     if isinstance(data, Tensor) and (dtype is None or as_dtype(dtype) == data.dtype):
         return data
@@ -177,25 +180,25 @@ def _filled(size, dtype_, fill, name: str) -> Tensor:
 
 
 @_public
-def zeros(*size, dtype=None) -> Tensor:
+def zeros(*size: int | Sequence[int], dtype: dtype | None = None) -> Tensor:
     """A tensor of zeros; sizes as `zeros(2, 3)` or `zeros((2, 3))`."""
     return _filled(size, dtype, 0, "zeros")
 
 
 @_public
-def ones(*size, dtype=None) -> Tensor:
+def ones(*size: int | Sequence[int], dtype: dtype | None = None) -> Tensor:
     """A tensor of ones."""
     return _filled(size, dtype, 1, "ones")
 
 
 @_public
-def empty(*size, dtype=None) -> Tensor:
+def empty(*size: int | Sequence[int], dtype: dtype | None = None) -> Tensor:
     """A tensor whose values are not set (here: zeros, so results are reproducible)."""
     return _filled(size, dtype, 0, "empty")
 
 
 @_public
-def full(size, fill_value, dtype=None) -> Tensor:
+def full(size: int | Sequence[int], fill_value: Scalar, dtype: dtype | None = None) -> Tensor:
     """A tensor filled with `fill_value`; the dtype follows the value, as in torch."""
     if dtype is None:
         dtype = scalar_dtype(fill_value)
@@ -203,7 +206,8 @@ def full(size, fill_value, dtype=None) -> Tensor:
 
 
 @_public
-def arange(start, end=None, step=1, dtype=None) -> Tensor:
+def arange(start: int | float, end: int | float | None = None, step: int | float = 1,
+           dtype: dtype | None = None) -> Tensor:
     """Values from `start` up to (not including) `end`, `step` apart."""
     if end is None:
         start, end = 0, start
@@ -227,49 +231,55 @@ def _random(size, dtype_, name: str, draw) -> Tensor:
 
 
 @_public
-def rand(*size, dtype=None) -> Tensor:
+def rand(*size: int | Sequence[int], dtype: dtype | None = None) -> Tensor:
     """Uniform random values in [0, 1), from the generator `manual_seed` sets."""
     return _random(size, dtype, "rand", lambda s, d: _generator.random(s, dtype=d))
 
 
 @_public
-def randn(*size, dtype=None) -> Tensor:
+def randn(*size: int | Sequence[int], dtype: dtype | None = None) -> Tensor:
     """Standard normal random values, from the generator `manual_seed` sets."""
     return _random(size, dtype, "randn", lambda s, d: _generator.standard_normal(s, dtype=d))
 
 
 @_public
-def zeros_like(input, dtype=None) -> Tensor:
+def zeros_like(input: Tensor, dtype: dtype | None = None) -> Tensor:
+    """A new tensor of zeros with the shape (and, unless given, the dtype) of `input`."""
     _require_tensor(input, "zeros_like")
     return zeros.__wrapped__(input.shape, dtype=dtype or input.dtype)
 
 
 @_public
-def ones_like(input, dtype=None) -> Tensor:
+def ones_like(input: Tensor, dtype: dtype | None = None) -> Tensor:
+    """A new tensor of ones with the shape (and, unless given, the dtype) of `input`."""
     _require_tensor(input, "ones_like")
     return ones.__wrapped__(input.shape, dtype=dtype or input.dtype)
 
 
 @_public
-def empty_like(input, dtype=None) -> Tensor:
+def empty_like(input: Tensor, dtype: dtype | None = None) -> Tensor:
+    """Uninitialised values, with the shape (and, unless given, the dtype) of `input`."""
     _require_tensor(input, "empty_like")
     return empty.__wrapped__(input.shape, dtype=dtype or input.dtype)
 
 
 @_public
-def full_like(input, fill_value, dtype=None) -> Tensor:
+def full_like(input: Tensor, fill_value: Scalar, dtype: dtype | None = None) -> Tensor:
+    """A new tensor of `fill_value` with the shape (and, unless given, the dtype) of `input`."""
     _require_tensor(input, "full_like")
     return full.__wrapped__(input.shape, fill_value, dtype=dtype or input.dtype)
 
 
 @_public
-def rand_like(input, dtype=None) -> Tensor:
+def rand_like(input: Tensor, dtype: dtype | None = None) -> Tensor:
+    """Uniform samples in [0, 1), with the shape (and, unless given, the dtype) of `input`."""
     _require_tensor(input, "rand_like")
     return rand.__wrapped__(input.shape, dtype=dtype or input.dtype)
 
 
 @_public
-def randn_like(input, dtype=None) -> Tensor:
+def randn_like(input: Tensor, dtype: dtype | None = None) -> Tensor:
+    """Standard normal samples, with the shape (and, unless given, the dtype) of `input`."""
     _require_tensor(input, "randn_like")
     return randn.__wrapped__(input.shape, dtype=dtype or input.dtype)
 
@@ -302,7 +312,7 @@ def unary_op(op: str, input: Tensor) -> Tensor:
 
 
 def _unary_public(op: str, doc: str):
-    def impl(input):
+    def impl(input: Tensor) -> Tensor:
         return unary_op(op, input)
 
     impl.__name__ = impl.__qualname__ = op
@@ -412,7 +422,7 @@ def _check_pair(op: str, input, other) -> None:
 
 
 def _binary_public(op: str, doc: str, runner=binary_op):
-    def impl(input, other):
+    def impl(input: Tensor | Scalar, other: Tensor | Scalar) -> Tensor:
         return runner(op, input, other)
 
     impl.__name__ = impl.__qualname__ = op
@@ -421,7 +431,7 @@ def _binary_public(op: str, doc: str, runner=binary_op):
 
 
 @_public
-def add(input, other, *, alpha=1) -> Tensor:
+def add(input: Tensor | Scalar, other: Tensor | Scalar, *, alpha: Scalar = 1) -> Tensor:
     """input + alpha * other, broadcasting."""
     if alpha != 1:
         _check_pair("add", input, other)
@@ -430,7 +440,7 @@ def add(input, other, *, alpha=1) -> Tensor:
 
 
 @_public
-def sub(input, other, *, alpha=1) -> Tensor:
+def sub(input: Tensor | Scalar, other: Tensor | Scalar, *, alpha: Scalar = 1) -> Tensor:
     """input - alpha * other, broadcasting."""
     if alpha != 1:
         _check_pair("sub", input, other)
@@ -454,7 +464,7 @@ ne = _binary_public("ne", "input != other, elementwise, as bool.", compare_op)
 
 
 @_public
-def where(condition, input, other) -> Tensor:
+def where(condition: Tensor, input: Tensor | Scalar, other: Tensor | Scalar) -> Tensor:
     """Elements of `input` where `condition` is True, else of `other`."""
     _require_tensor(condition, "where", "condition")
     if condition._array.dtype != np.bool_:
@@ -475,7 +485,8 @@ def where(condition, input, other) -> Tensor:
 
 
 @_public
-def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002 (torch's names)
+def clamp(input: Tensor, min: Tensor | Scalar | None = None,  # noqa: A002 (torch's names)
+          max: Tensor | Scalar | None = None) -> Tensor:  # noqa: A002
     """Limit `input` to [min, max]; bounds are numbers or tensors, either may be None."""
     _require_tensor(input, "clamp")
     if min is None and max is None:
@@ -500,7 +511,7 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002 (torch's names)
 
 
 @_public
-def matmul(input, other) -> Tensor:
+def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with torch.matmul's rules for 1-d, 2-d and batched operands."""
     _require_tensor(input, "matmul")
     _require_tensor(other, "matmul", "other")
@@ -552,7 +563,8 @@ def _check_nonempty(arr: np.ndarray, dims: tuple, op: str) -> None:
 
 
 @_public
-def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A001
+def sum(input: Tensor, dim: int | Sequence[int] | None = None,  # noqa: A001
+        keepdim: bool = False, *, dtype: dtype | None = None) -> Tensor:
     """Sum over `dim` (int or tuple, all dims when None); bool and ints sum as int64."""
     _require_tensor(input, "sum")
     arr = input._array
@@ -566,7 +578,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A001
 
 
 @_public
-def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+         dtype: dtype | None = None) -> Tensor:
     """Mean over `dim`; needs a float dtype (or `dtype=`), as in torch."""
     _require_tensor(input, "mean")
     arr = input._array
@@ -590,13 +603,13 @@ def _extreme(op: str, input, dim, keepdim) -> Tensor:
 
 
 @_public
-def amax(input, dim=(), keepdim=False) -> Tensor:
+def amax(input: Tensor, dim: int | Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """Largest value over `dim` (all dims when empty); NaN propagates."""
     return _extreme("amax", input, dim, keepdim)
 
 
 @_public
-def amin(input, dim=(), keepdim=False) -> Tensor:
+def amin(input: Tensor, dim: int | Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """Smallest value over `dim` (all dims when empty); NaN propagates."""
     return _extreme("amin", input, dim, keepdim)
 
@@ -648,19 +661,21 @@ def _extreme_with_indices(op: str, input, dim, keepdim, other):
 
 
 @_public
-def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,  # noqa: A001
+        other: Tensor | None = None) -> Any:
     """max(x): the largest value; max(x, dim): (values, indices); max(x, y): elementwise."""
     return _extreme_with_indices("max", input, dim, keepdim, other)
 
 
 @_public
-def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,  # noqa: A001
+        other: Tensor | None = None) -> Any:
     """min(x): the smallest value; min(x, dim): (values, indices); min(x, y): elementwise."""
     return _extreme_with_indices("min", input, dim, keepdim, other)
 
 
 @_public
-def argmax(input, dim=None, keepdim=False) -> Tensor:
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the largest value over `dim` (of the flattened tensor when None), int64."""
     _require_tensor(input, "argmax")
     arr = input._array
@@ -681,7 +696,7 @@ def argmax(input, dim=None, keepdim=False) -> Tensor:
 
 
 @_public
-def argmin(input, dim=None, keepdim=False) -> Tensor:
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the smallest value over `dim` (of the flattened tensor when None), int64."""
     _require_tensor(input, "argmin")
     arr = input._array
@@ -709,13 +724,13 @@ def _softmax_like(op: str, input, dim, dtype) -> Tensor:
 
 
 @_public
-def softmax(input, dim=None, dtype=None) -> Tensor:
+def softmax(input: Tensor, dim: int | None = None, dtype: dtype | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim`."""
     return _softmax_like("softmax", input, dim, dtype)
 
 
 @_public
-def log_softmax(input, dim=None, dtype=None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, dtype: dtype | None = None) -> Tensor:
     """log(softmax(x)) along `dim`, computed stably."""
     return _softmax_like("log_softmax", input, dim, dtype)
 
@@ -742,7 +757,7 @@ def _tensor_list(tensors, op: str) -> list[Tensor]:
 
 
 @_public
-def cat(tensors, dim=0) -> Tensor:
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dim; dtypes promote as in torch."""
     items = _tensor_list(tensors, "cat")
     dt = result_type(*items) if len(items) > 1 else items[0].dtype
@@ -770,7 +785,7 @@ def cat(tensors, dim=0) -> Tensor:
 
 
 @_public
-def stack(tensors, dim=0) -> Tensor:
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dim."""
     items = _tensor_list(tensors, "stack")
     first = items[0]._array
@@ -794,7 +809,7 @@ def stack(tensors, dim=0) -> Tensor:
 def _function_from_method(name: str):
     impl = getattr(Tensor, name).__wrapped__
 
-    def function(input, *args, **kwargs):
+    def function(input: Tensor, *args: Any, **kwargs: Any) -> Any:
         _require_tensor(input, name)
         return impl(input, *args, **kwargs)
 

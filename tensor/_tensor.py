@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -367,13 +368,15 @@ class Tensor:
         return Tensor._from_array(self._array)
 
     @tensor_function
-    def size(self, dim: int | None = None):
+    def size(self, dim: int | None = None) -> Size | int:
+        """The shape as a Size, or the length of one dim (negative dims count from the end)."""
         if dim is None:
             return Size(self._array.shape)
         return self._array.shape[_wrap_dim(dim, self._array.ndim, "size")]
 
     @tensor_function
-    def stride(self, dim: int | None = None):
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
+        """Steps in elements (not NumPy's bytes), as torch counts them: 0 along an expanded dim."""
         arr = self._array
         strides = _strides(arr)
         if dim is None:
@@ -382,10 +385,12 @@ class Tensor:
 
     @tensor_function
     def dim(self) -> int:
+        """The number of dims (torch's name for `ndim`)."""
         return self._array.ndim
 
     @tensor_function
     def numel(self) -> int:
+        """How many elements the tensor holds: the product of its shape."""
         return self._array.size
 
     @tensor_function
@@ -402,7 +407,8 @@ class Tensor:
         return self._array
 
     @tensor_function
-    def item(self):
+    def item(self) -> int | float | bool:
+        """The one element of a one-element tensor, as a Python number."""
         if self._array.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._array.size} elements cannot be converted to Scalar"
@@ -410,11 +416,13 @@ class Tensor:
         return self._array.reshape(()).item()
 
     @tensor_function
-    def tolist(self):
+    def tolist(self) -> Any:
+        """The elements as nested Python lists (a Python number for a 0-d tensor)."""
         return self._array.tolist()
 
     @tensor_function
     def is_contiguous(self) -> bool:
+        """Whether the elements lie in row-major order with no gaps (size-1 dims do not count)."""
         arr = self._array
         return (
             arr.size == 0
@@ -424,6 +432,7 @@ class Tensor:
 
     @tensor_function
     def contiguous(self) -> Tensor:
+        """This tensor if it is contiguous, else a row-major copy (kernels and `view` want one)."""
         if self.is_contiguous():
             return self
         return Tensor._from_array(np.ascontiguousarray(self._array))
@@ -473,7 +482,8 @@ class Tensor:
 
     # ---- views -----------------------------------------------------------
     @tensor_function
-    def view(self, *shape) -> Tensor:
+    def view(self, *shape: int | Sequence[int]) -> Tensor:
+        """The same memory seen with another shape; refuses when strides forbid it."""
         arr = self._array
         if len(shape) == 1 and isinstance(shape[0], dtype):
             raise TypeError("view(dtype) is not supported by tensor")
@@ -489,7 +499,8 @@ class Tensor:
         return Tensor._from_array(_restride(arr, new_shape, strides))
 
     @tensor_function
-    def reshape(self, *shape) -> Tensor:
+    def reshape(self, *shape: int | Sequence[int]) -> Tensor:
+        """Another shape: a view when the strides allow it, else a copy."""
         arr = self._array
         new_shape = _infer_size(_shape_arg(shape, "reshape"), arr.size, "reshape")
         if arr.flags.c_contiguous and arr.size:
@@ -501,6 +512,7 @@ class Tensor:
 
     @tensor_function
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Merge dims `start_dim`..`end_dim` into one (a view where `reshape` can make one)."""
         arr = self._array
         if arr.ndim == 0:
             return self.reshape(1)
@@ -514,7 +526,8 @@ class Tensor:
         return self.reshape(shape)
 
     @tensor_function
-    def permute(self, *dims) -> Tensor:
+    def permute(self, *dims: int | Sequence[int]) -> Tensor:
+        """A view with the dims reordered; the strides move with them, no data moves."""
         arr = self._array
         dims = _shape_arg(dims, "permute")
         if len(dims) != arr.ndim:
@@ -530,6 +543,7 @@ class Tensor:
 
     @tensor_function
     def transpose(self, dim0: int, dim1: int) -> Tensor:
+        """A view with two dims swapped (their sizes and strides trade places)."""
         arr = self._array
         if arr.ndim == 0:
             _wrap_dim(dim0, 0, "transpose")
@@ -595,6 +609,7 @@ class Tensor:
 
     @tensor_function
     def t(self) -> Tensor:
+        """The transpose of a matrix, as a view; 0-d and 1-d tensors come back as they are."""
         arr = self._array
         if arr.ndim > 2:
             raise RuntimeError(
@@ -604,11 +619,13 @@ class Tensor:
 
     @tensor_function
     def unsqueeze(self, dim: int) -> Tensor:
+        """A view with a new dim of size 1 at `dim`, to line shapes up for broadcasting."""
         arr = self._array
         return Tensor._from_array(_unsqueeze(arr, _wrap_dim(dim, arr.ndim + 1, "unsqueeze")))
 
     @tensor_function
-    def squeeze(self, dim=None) -> Tensor:
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> Tensor:
+        """A view without the size-1 dims (all of them, or those of `dim`; other dims stay)."""
         arr = self._array
         if dim is None:
             dims = tuple(i for i, s in enumerate(arr.shape) if s == 1)
@@ -622,7 +639,8 @@ class Tensor:
         return Tensor._from_array(np.squeeze(arr, axis=dims) if dims else arr.view())
 
     @tensor_function
-    def expand(self, *sizes) -> Tensor:
+    def expand(self, *sizes: int | Sequence[int]) -> Tensor:
+        """A read-only view that repeats size-1 dims to `sizes` with stride 0 (-1 keeps a size)."""
         arr = self._array
         sizes = _shape_arg(sizes, "expand")
         if len(sizes) < arr.ndim:
@@ -671,7 +689,8 @@ class Tensor:
 
     # ---- indexing ----------------------------------------------------------
     @tensor_function
-    def __getitem__(self, index) -> Tensor:
+    def __getitem__(self, index: Any) -> Tensor:
+        """Ints, slices, None and ... give views, as in torch; tensors and lists of ints copy."""
         return Tensor._from_array(_index(self._array, index))
 
     @tensor_function
@@ -688,6 +707,7 @@ class Tensor:
 
     # ---- Python protocols (not dispatched) ---------------------------------
     def __repr__(self) -> str:
+        """torch's printed form, with a subclass's name in place of `tensor`."""
         name = "tensor" if type(self) is Tensor else type(self).__name__
         return tensor_repr(self, name)
 

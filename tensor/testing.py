@@ -7,6 +7,9 @@ torch), so a test can put our result beside torch's in one line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from ._dtype import from_numpy_dtype
@@ -49,14 +52,14 @@ def _dtype_name(np_dtype) -> str:
 
 
 def assert_close(
-    actual,
-    expected,
+    actual: Any,
+    expected: Any,
     rtol: float | None = None,
     atol: float | None = None,
     *,
     equal_nan: bool = False,
     check_dtype: bool = True,
-    msg: str | None = None,
+    msg: str | Callable[[str], str] | None = None,
 ) -> None:
     """Raise AssertionError unless |actual - expected| <= atol + rtol * |expected| everywhere.
 
@@ -99,7 +102,6 @@ def assert_close(
         if equal_nan:
             close |= np.isnan(a64) & np.isnan(e64)
         abs_diff = np.where(a64 == e64, 0.0, abs_diff)
-        abs_diff = np.where(np.isnan(abs_diff), np.inf, abs_diff)
     if bool(np.all(close)):
         return
     total = a.size
@@ -107,13 +109,21 @@ def assert_close(
     with np.errstate(divide="ignore", invalid="ignore"):
         rel_diff = abs_diff / np.abs(e64.astype(np.float64))
     rel_diff = np.where(abs_diff == 0, 0.0, rel_diff)
-    rel_diff = np.where(np.isnan(rel_diff), np.inf, rel_diff)
-    abs_at = np.unravel_index(int(np.argmax(abs_diff)), a.shape) if a.ndim else ()
-    rel_at = np.unravel_index(int(np.argmax(rel_diff)), a.shape) if a.ndim else ()
+    abs_at = _greatest_at(abs_diff)
+    rel_at = _greatest_at(rel_diff)
     abs_max = abs_diff[abs_at] if a.ndim else float(abs_diff)
     rel_max = rel_diff[rel_at] if a.ndim else float(rel_diff)
     if a.dtype.kind in "biu" and e.dtype.kind in "biu":
         abs_max = int(abs_max)
+    if a.ndim == 0:  # torch words a 0-d mismatch as one of Python numbers
+        _fail(msg, "\n".join([
+            f"Scalars are not {'equal' if exact else 'close'}!",
+            "",
+            f"Expected {e.item()} but got {a.item()}.",
+            f"Absolute difference: {abs_max}" + ("" if exact else f" (up to {atol} allowed)"),
+            f"Relative difference: {float(rel_max)}"
+            + ("" if exact else f" (up to {rtol} allowed)"),
+        ]))
     lines = [
         f"Tensor-likes are not {'equal' if exact else 'close'}!",
         "",
@@ -126,5 +136,20 @@ def assert_close(
     _fail(msg, "\n".join(lines))
 
 
-def _fail(msg: str | None, detail: str) -> None:
-    raise AssertionError(detail if msg is None else f"{msg}\n\n{detail}")
+def _greatest_at(diff: np.ndarray) -> tuple:
+    """Where the greatest difference is; a NaN counts as greatest, as torch's max() has it."""
+    if diff.ndim == 0:
+        return ()
+    flat = diff.reshape(-1)
+    nans = np.flatnonzero(np.isnan(flat))
+    at = int(nans[0]) if nans.size else int(np.argmax(flat))
+    return np.unravel_index(at, diff.shape)
+
+
+def _fail(msg: str | Callable[[str], str] | None, detail: str) -> None:
+    """Raise with ``detail``, or ``msg`` in its place (``msg(detail)`` if callable), as torch."""
+    if callable(msg):
+        detail = msg(detail)
+    elif msg is not None:
+        detail = msg
+    raise AssertionError(detail)

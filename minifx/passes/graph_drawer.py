@@ -261,11 +261,17 @@ class FxGraphDrawer:
                     self._dot_graphs[sub_name] = self._to_dot(submodule, sub_name)
 
     def get_dot_graph(self, submod_name: str | None = None) -> DotGraph:
+        """The drawing of the graph, or of the GraphModule called as ``submod_name``.
+
+        A ``DotGraph`` rather than a string, because turning DOT into a
+        picture (``create_svg``) is a separate step that needs Graphviz.
+        """
         if submod_name is None:
             return self.get_main_dot_graph()
         return self.get_submod_dot_graph(submod_name)
 
     def get_main_dot_graph(self) -> DotGraph:
+        """The drawing of the top-level graph."""
         return self._dot_graphs[self._name]
 
     def get_submod_dot_graph(self, submod_name: str) -> DotGraph:

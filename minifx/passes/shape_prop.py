@@ -79,6 +79,7 @@ class ShapeProp(Interpreter):
     """
 
     def run_node(self, n: Node) -> Any:
+        """Run ``n`` as the Interpreter does, then describe its value on ``n.meta``."""
         try:
             result = super().run_node(n)
         except Exception as e:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _functions as _core
-from .._dtype import as_dtype
+from .._dtype import as_dtype, dtype
 from .._tensor import Tensor
 from ..backend import ops
 from ..overrides import tensor_function
@@ -198,13 +198,15 @@ def _softmax_like(name: str, input: Tensor, dim: int | None, dtype: object) -> T
 
 
 @tensor_function
-def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: dtype | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``."""
     return _softmax_like("softmax", input, dim, dtype)
 
 
 @tensor_function
-def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: dtype | None = None) -> Tensor:
     """log(softmax(x)) along ``dim``, computed stably."""
     return _softmax_like("log_softmax", input, dim, dtype)
 

@@ -112,6 +112,7 @@ class Module:
         return output
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run ``forward`` between the hooks: call the module, not ``forward``, so hooks run."""
         return self._call_impl(*args, **kwargs)
 
     # --8<-- [end:forward]
@@ -153,6 +154,7 @@ class Module:
             raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a Parameter under ``name`` (what assigning one to ``self.name`` does)."""
         self._check_new_name(name, "parameter")
         if hasattr(self, name) and name not in self._parameters:
             raise KeyError(f"attribute '{name}' already exists")
@@ -164,6 +166,7 @@ class Module:
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add state that is no parameter (running statistics); ``persistent``: in state_dict."""
         self._check_new_name(name, "buffer")
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
@@ -179,6 +182,7 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
+        """Add a submodule under ``name`` (for names that are not identifiers, like ``"0"``)."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._check_new_name(name, "module")
@@ -282,10 +286,12 @@ class Module:
             yield from module.named_modules(memo, child_prefix, remove_duplicate)
 
     def modules(self) -> Iterator[Module]:
+        """Self and every descendant, each once (``named_modules`` without the names)."""
         for _, module in self.named_modules():
             yield module
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
+        """The direct submodules, each once, under their attribute names."""
         seen = set()
         for name, module in self._modules.items():
             if module is not None and module not in seen:
@@ -293,6 +299,7 @@ class Module:
                 yield name, module
 
     def children(self) -> Iterator[Module]:
+        """The direct submodules, each once."""
         for _, module in self.named_children():
             yield module
 
@@ -314,18 +321,22 @@ class Module:
     def named_parameters(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Parameter]]:
+        """Every parameter with its dotted name (``linear.weight``), each once."""
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter of this module (and its descendants when ``recurse``), each once."""
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
     def named_buffers(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Tensor]]:
+        """Every buffer with its dotted name (``bn.running_mean``), each once."""
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Every buffer of this module (and its descendants when ``recurse``), each once."""
         for _, buf in self.named_buffers(recurse=recurse):
             yield buf
 
@@ -365,6 +376,7 @@ class Module:
     # ---------------------------------------------------------------- modes
 
     def train(self, mode: bool = True) -> Module:
+        """Set training mode here and below: Dropout and BatchNorm behave differently in it."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         self.training = mode
@@ -373,6 +385,7 @@ class Module:
         return self
 
     def eval(self) -> Module:
+        """``train(False)``: inference behaviour for Dropout and BatchNorm."""
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
@@ -468,6 +481,7 @@ class Module:
         return ""
 
     def __repr__(self) -> str:
+        """torch's module tree: ``extra_repr`` first, then each child indented."""
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
         child_lines = [

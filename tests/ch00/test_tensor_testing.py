@@ -83,3 +83,44 @@ def test_accepts_numpy_and_torch_and_checks_dtype_and_shape():
         assert_close(ours, ours, atol=1.0)
     with pytest.raises(AssertionError, match="custom"):
         assert_close(ours, ours + 1, msg="custom")
+
+
+def _messages(actual, expected, **kwargs):
+    """Our failure message and torch's for the same values, torch read as tensor."""
+    found = []
+    for lib in (tensor, torch):
+        with pytest.raises(AssertionError) as info:
+            lib.testing.assert_close(lib.tensor(actual), lib.tensor(expected), **kwargs)
+        found.append(str(info.value).replace("torch.", "tensor."))
+    return found
+
+
+@pytest.mark.parametrize(
+    "actual, expected",
+    [
+        ([1.0, 2.0], [1.0, float("nan")]),
+        ([float("nan"), 5.0], [1.0, 2.0]),
+        ([1.0, float("inf")], [1.0, float("-inf")]),
+        ([[1.0, 2.0], [float("nan"), 3.0]], [[1.0, 2.5], [1.0, 3.0]]),
+    ],
+)
+def test_nan_and_inf_differences_are_reported_as_torch_reports_them(actual, expected):
+    ours, theirs = _messages(actual, expected)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "actual, expected",
+    [(2.0, 1.0), (float("nan"), 1.0), (1.0, float("inf")), (2, 1), (True, False)],
+)
+def test_zero_dim_mismatch_is_worded_as_scalars_like_torch(actual, expected):
+    ours, theirs = _messages(actual, expected)
+    assert ours.startswith("Scalars are not")
+    assert ours == theirs
+
+
+def test_msg_replaces_the_message_or_rewrites_it_when_callable():
+    ours, theirs = _messages([1.0], [2.0], msg="custom")
+    assert ours == theirs == "custom"
+    ours, theirs = _messages([1.0], [2.0], msg=lambda detail: "wrapped: " + detail.splitlines()[0])
+    assert ours == theirs == "wrapped: Tensor-likes are not close!"

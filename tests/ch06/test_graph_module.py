@@ -97,6 +97,33 @@ def test_dict_root():
         minifx.GraphModule({}, g)
 
 
+
+@pytest.mark.parametrize("fx, lib", [(minifx, tensor), (tfx, torch)], ids=["minifx", "torch.fx"])
+def test_dict_root_puts_a_child_inside_its_parent(fx, lib):
+    # The graph names "foo.bar" before "foo": the parent must still hold the child.
+    class Scale(lib.nn.Module):
+        def forward(self, x):
+            return x * 2.0
+
+    lin, scale = lib.nn.Linear(3, 3), Scale()
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.output(g.call_module("foo", (g.call_module("foo.bar", (x,)),)))
+    gm = fx.GraphModule({"foo.bar": lin, "foo": scale}, g)
+    assert gm.foo is scale and gm.foo.bar is lin
+    inp = lib.ones(1, 3)
+    assert lib.equal(gm(inp), lin(inp) * 2.0) if lib is torch else \
+        np.array_equal(gm(inp).numpy(), (lin(inp) * 2.0).numpy())
+    assert [name for name, _ in gm.named_children()] == ["foo"]
+
+
+def test_dict_root_with_a_tensor_where_a_parent_module_should_be_is_refused():
+    g = minifx.Graph()
+    x = g.placeholder("x")
+    g.output(g.call_function(operator.add, (g.call_module("a.b", (x,)), g.get_attr("a"))))
+    with pytest.raises(RuntimeError, match="cannot install 'a.b': a non-module is in the way"):
+        minifx.GraphModule({"a.b": nn.Linear(2, 2), "a": tensor.ones(2)}, g)
+
 def test_missing_target_named(root):
     g = minifx.Graph()
     g.output(g.get_attr("sub.nothing"))

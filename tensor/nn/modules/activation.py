@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from ..._tensor import Tensor
 from .. import functional as F
 from ..module import Module
 
 
 class ReLU(Module):
+    """max(x, 0) as a layer, so a model can list it in its tree (and a tracer keep it whole)."""
+
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.relu(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
@@ -19,12 +22,16 @@ class ReLU(Module):
 
 
 class Sigmoid(Module):
-    def forward(self, input):
+    """1 / (1 + exp(-x)) as a layer, for Sequential and friends."""
+
+    def forward(self, input: Tensor) -> Tensor:
         return F.sigmoid(input)
 
 
 class Tanh(Module):
-    def forward(self, input):
+    """tanh(x) as a layer, for Sequential and friends."""
+
+    def forward(self, input: Tensor) -> Tensor:
         return F.tanh(input)
 
 
@@ -35,7 +42,7 @@ class GELU(Module):
         super().__init__()
         self.approximate = approximate
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
@@ -43,11 +50,13 @@ class GELU(Module):
 
 
 class Softmax(Module):
+    """softmax over ``dim`` as a layer: each slice along ``dim`` sums to 1."""
+
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:

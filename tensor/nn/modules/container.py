@@ -23,7 +23,39 @@ def _index(idx: Any, length: int) -> int:
     return idx % length
 
 
-class Sequential(Module):
+class _NumberedModules(Module):
+    """What Sequential and ModuleList share: children numbered "0", "1", ... in order."""
+
+    def __delitem__(self, idx: int | slice) -> None:
+        keys = list(self._modules)
+        doomed = keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self))]]
+        for key in doomed:
+            del self._modules[key]
+        # Keep list-like numbering contiguous, as torch does.
+        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self, module: Module) -> _NumberedModules:
+        """Add ``module`` at the end, numbered after the last child; returns self."""
+        self.add_module(str(len(self)), module)
+        return self
+
+    def pop(self, key: int | slice) -> Module:
+        """Remove the child (or children) at ``key`` and return it."""
+        module = self[key]
+        del self[key]
+        return module
+
+    def __dir__(self) -> list[str]:
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+
+class Sequential(_NumberedModules):
     """Calls its children in order, each on the previous one's output."""
 
     def __init__(self, *args: Module) -> None:
@@ -35,7 +67,7 @@ class Sequential(Module):
             for i, module in enumerate(args):
                 self.add_module(str(i), module)
 
-    def forward(self, input):
+    def forward(self, input: Any) -> Any:
         for module in self._modules.values():
             input = module(input)
         return input
@@ -48,27 +80,6 @@ class Sequential(Module):
     def __setitem__(self, idx: int, module: Module) -> None:
         key = list(self._modules)[_index(idx, len(self))]
         setattr(self, key, module)
-
-    def __delitem__(self, idx: int | slice) -> None:
-        keys = list(self._modules)
-        if isinstance(idx, slice):
-            doomed = keys[idx]
-        else:
-            doomed = [keys[_index(idx, len(self))]]
-        for key in doomed:
-            del self._modules[key]
-        # Keep list-like numbering contiguous, as torch does.
-        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-    def append(self, module: Module) -> Sequential:
-        self.add_module(str(len(self)), module)
-        return self
 
     def extend(self, modules: Iterable[Module]) -> Sequential:
         for module in modules:
@@ -88,16 +99,8 @@ class Sequential(Module):
         self._modules = OrderedDict((str(i), m) for i, m in enumerate(modules))
         return self
 
-    def pop(self, key: int | slice) -> Module:
-        module = self[key]
-        del self[key]
-        return module
 
-    def __dir__(self) -> list[str]:
-        return [key for key in super().__dir__() if not key.isdigit()]
-
-
-class ModuleList(Module):
+class ModuleList(_NumberedModules):
     """A list of modules that Module can see (a plain list would hide them)."""
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
@@ -113,28 +116,11 @@ class ModuleList(Module):
     def __setitem__(self, idx: int, module: Module) -> None:
         setattr(self, str(_index(idx, len(self))), module)
 
-    def __delitem__(self, idx: int | slice) -> None:
-        keys = list(self._modules)
-        doomed = keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self))]]
-        for key in doomed:
-            del self._modules[key]
-        self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)
 
     def __add__(self, other: Iterable[Module]) -> ModuleList:
         return type(self)(list(self) + list(other))
-
-    def append(self, module: Module) -> ModuleList:
-        self.add_module(str(len(self)), module)
-        return self
 
     def extend(self, modules: Iterable[Module]) -> ModuleList:
         if isinstance(modules, (Module, str)) or not isinstance(modules, Iterable):
@@ -152,14 +138,6 @@ class ModuleList(Module):
         self._modules = OrderedDict()
         for i, m in enumerate(modules):
             self.add_module(str(i), m)
-
-    def pop(self, key: int | slice) -> Module:
-        module = self[key]
-        del self[key]
-        return module
-
-    def __dir__(self) -> list[str]:
-        return [key for key in super().__dir__() if not key.isdigit()]
 
     def __repr__(self) -> str:
         """Runs of identical children print once, as ``(0-2): 3 x Linear(...)`` (torch's form)."""

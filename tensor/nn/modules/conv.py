@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
+from ..._dtype import dtype
+from ..._tensor import Tensor
 from .. import functional as F
-from .. import init
-from .._layer_utils import empty_parameter, pair
+from .._layer_utils import empty_parameter, pair, reset_weight_and_bias
 from ..module import Module
 
 
@@ -25,7 +25,7 @@ class Conv2d(Module):
         groups: int = 1,
         bias: bool = True,
         padding_mode: str = "zeros",
-        dtype=None,
+        dtype: dtype | None = None,
     ) -> None:
         super().__init__()
         if groups <= 0:
@@ -67,14 +67,10 @@ class Conv2d(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init.calculate_fan_in_and_fan_out(self.weight)
-            if fan_in:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        """Draw fresh weights and bias at torch's default scale."""
+        reset_weight_and_bias(self.weight, self.bias)
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.conv2d(
             input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..._tensor import Tensor
 from .. import functional as F
 from ..module import Module
 
@@ -16,7 +17,7 @@ class Dropout(Module):
         self.p = p
         self.inplace = inplace
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:

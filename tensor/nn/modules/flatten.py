@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..._tensor import Tensor
 from ..module import Module
 
 
@@ -13,7 +14,7 @@ class Flatten(Module):
         self.start_dim = start_dim
         self.end_dim = end_dim
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from ..._dtype import dtype
+from ..._tensor import Tensor
 from .. import functional as F
-from .. import init
-from .._layer_utils import empty_parameter
+from .._layer_utils import empty_parameter, reset_weight_and_bias
 from ..module import Module
 
 
@@ -17,14 +17,15 @@ class Identity(Module):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return input
 
 
 class Linear(Module):
     """y = x @ weight.T + bias, with weight of shape (out_features, in_features)."""
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype=None) -> None:
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 dtype: dtype | None = None) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
@@ -36,14 +37,10 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        # kaiming_uniform_ with a=sqrt(5) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as in torch.
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init.calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        """Draw fresh weights and bias at torch's default scale."""
+        reset_weight_and_bias(self.weight, self.bias)
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..._dtype import dtype
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -28,7 +29,7 @@ class BatchNorm2d(Module):
         momentum: float | None = 0.1,
         affine: bool = True,
         track_running_stats: bool = True,
-        dtype=None,
+        dtype: dtype | None = None,
         *,
         bias: bool = True,
     ) -> None:
@@ -72,7 +73,7 @@ class BatchNorm2d(Module):
         if self.bias is not None:
             init.zeros_(self.bias)
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         if isinstance(input, Tensor) and input.ndim != 4:
             raise ValueError(f"expected 4D input (got {input.ndim}D input)")
         factor = 0.0 if self.momentum is None else self.momentum
@@ -110,7 +111,7 @@ class LayerNorm(Module):
         eps: float = 1e-5,
         elementwise_affine: bool = True,
         bias: bool = True,
-        dtype=None,
+        dtype: dtype | None = None,
     ) -> None:
         super().__init__()
         if isinstance(normalized_shape, int):
@@ -135,7 +136,7 @@ class LayerNorm(Module):
         if self.bias is not None:
             init.zeros_(self.bias)
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..._tensor import Tensor
 from .. import functional as F
 from ..module import Module
 
@@ -11,6 +12,8 @@ IntPair = int | Sequence[int]
 
 
 class MaxPool2d(Module):
+    """The largest value of each window; ``stride`` defaults to the window size, as in torch."""
+
     def __init__(
         self,
         kernel_size: IntPair,
@@ -26,7 +29,7 @@ class MaxPool2d(Module):
         self.dilation = dilation
         self.ceil_mode = ceil_mode
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.max_pool2d(
             input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode
         )
@@ -39,6 +42,8 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(Module):
+    """The mean of each window; ``stride`` defaults to the window size, as in torch."""
+
     def __init__(
         self,
         kernel_size: IntPair,
@@ -54,7 +59,7 @@ class AvgPool2d(Module):
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(
             input,
             self.kernel_size,
@@ -75,7 +80,7 @@ class AdaptiveAvgPool2d(Module):
         super().__init__()
         self.output_size = output_size
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.adaptive_avg_pool2d(input, self.output_size)
 
     def extra_repr(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..._dtype import dtype
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -24,7 +25,7 @@ class Embedding(Module):
         sparse: bool = False,
         _weight: Tensor | None = None,
         _freeze: bool = False,
-        dtype=None,
+        dtype: dtype | None = None,
     ) -> None:
         super().__init__()
         self.num_embeddings = num_embeddings
@@ -51,7 +52,7 @@ class Embedding(Module):
         if self.padding_idx is not None:
             self.weight._array[self.padding_idx] = 0
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.embedding(
             input,
             self.weight,
