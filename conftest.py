@@ -16,12 +16,20 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from sybil import Example, Region, Sybil
 from sybil.parsers.markdown.lexers import FencedCodeBlockLexer
+
+# In CI, hypothesis draws the same examples on every run (fixed seed, no saved
+# database), so a result is reproducible from the log; locally it explores.
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 CHAPTER_FILE = re.compile(r"^(ch\d\d)_")
 _fences = FencedCodeBlockLexer(language=r"python|output")

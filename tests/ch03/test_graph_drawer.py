@@ -182,8 +182,9 @@ def test_hostile_names_targets_and_constants_are_escaped():
 
 @settings(deadline=None, max_examples=30)
 @given(st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1,
-               max_size=12).filter(lambda s: s.strip() == s))
+               max_size=12).filter(lambda s: s.strip() == s and s not in ("x", "output")))
 def test_any_printable_name_survives_the_round_trip(name):
+    # Names are unique in a graph: the other two nodes are named x and output.
     gm = minifx.symbolic_trace(lambda x: x.relu())
     relu = list(gm.graph.nodes)[1]
     relu.name = name
