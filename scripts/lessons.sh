@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/python -m pytest lessons -q
-.venv/bin/mkdocs build --strict
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 echo "site built: $(pwd)/site/index.html"
