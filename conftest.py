@@ -101,3 +101,9 @@ def pytest_collection_modifyitems(items):
             match = CHAPTER_FILE.match(path.name)
             if match:
                 item.add_marker(getattr(pytest.mark, match.group(1)))
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "book: the book's own machinery: setup.sh, the lessons' rules, their figures"
+    )

@@ -3,7 +3,7 @@
 # output checked) and build the site with `mkdocs build --strict` into site/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh lessons
 .venv/bin/python -m pytest lessons -q
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 echo "site built: $(pwd)/site/index.html"

@@ -3,6 +3,6 @@
 # the browser check. Extra arguments go to pytest (e.g. `-m ch03`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh test
 .venv/bin/ruff check .
 .venv/bin/python -m pytest -q "$@"
