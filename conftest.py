@@ -5,7 +5,13 @@ string is exactly ``python`` runs, in page order, in one namespace per page.
 A fenced block with the info string ``output`` right after a python block
 holds what that block must print; the test compares the two. Blocks fenced
 as ``py`` are shown, never run (source included for reading, or code that is
-not meant to run).
+not meant to run). A ``figure`` block names a graph to draw; its test checks
+that the graph expression gives a graph the drawer renders (the site build
+draws it into the page). The rules live in ``lesson_blocks.py``, shared with
+the site build (``mkdocs_hooks.py``).
+
+Every block runs from a scratch working directory, and a block that writes
+into the checkout fails.
 
 Lesson tests carry the marker of their chapter, read from the file name
 (``lessons/ch03_ir.md`` is ``ch03``), so ``pytest -m ch03`` runs the chapter's
@@ -14,8 +20,6 @@ tests and its lesson together.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import re
 from pathlib import Path
@@ -23,7 +27,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 from sybil import Example, Region, Sybil
-from sybil.parsers.markdown.lexers import FencedCodeBlockLexer
+
+import lesson_blocks
 
 # In CI, hypothesis draws the same examples on every run (fixed seed, no saved
 # database), so a result is reproducible from the log; locally it explores.
@@ -32,54 +37,33 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 CHAPTER_FILE = re.compile(r"^(ch\d\d)_")
-_fences = FencedCodeBlockLexer(language=r"python|output")
+_guard: lesson_blocks.CheckoutGuard | None = None
 
 
-def _strip_lines(text: str) -> str:
-    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+def _checkout_guard() -> lesson_blocks.CheckoutGuard:
+    global _guard
+    if _guard is None:
+        _guard = lesson_blocks.CheckoutGuard()
+    return _guard
 
 
 class LessonBlockParser:
-    """Pairs each python block with the output block that follows it, if any."""
+    """One region per python block (with its expected output) and per figure block."""
 
     def __call__(self, document):
-        regions = list(_fences(document))
-        for index, region in enumerate(regions):
-            if region.lexemes["language"] != "python":
-                continue
-            expected = None
-            following = regions[index + 1] if index + 1 < len(regions) else None
-            if (
-                following is not None
-                and following.lexemes["language"] == "output"
-                and not document.text[region.end : following.start].strip()
-            ):
-                expected = str(following.lexemes["source"])
-            source = region.lexemes["source"]
-            first_line = document.text.count("\n", 0, region.start) + 1
-            yield Region(
-                region.start,
-                region.end,
-                parsed=(str(source), first_line, expected),
-                evaluator=self.evaluate,
-            )
+        for block in lesson_blocks.parse_blocks(document.text, document.path):
+            yield Region(block.start, block.end, parsed=block, evaluator=self.evaluate)
 
     @staticmethod
     def evaluate(example: Example) -> str | None:
-        source, first_line, expected = example.parsed
-        # Pad with blank lines so that a traceback points at the lesson's own line.
-        code = compile("\n" * first_line + source, example.path, "exec")
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            exec(code, example.namespace)
-        if expected is None:
-            return None
-        if _strip_lines(printed.getvalue()) != _strip_lines(expected):
-            return (
-                f"block at line {first_line} printed:\n{printed.getvalue()}\n"
-                f"but the lesson shows:\n{expected}"
-            )
-        return None
+        block = example.parsed
+        where = f"{Path(example.path).name} line {block.line}"
+        with _checkout_guard().running(f"the block at {where}"):
+            if block.language == "figure":
+                lesson_blocks.draw_figure(block.figure, example.namespace)
+                return None
+            printed = lesson_blocks.run_python(block, example.namespace, example.path)
+        return lesson_blocks.output_mismatch(block, printed)
 
 
 def _fresh_namespace(namespace: dict) -> None:
@@ -92,6 +76,11 @@ pytest_collect_file = Sybil(
     path="lessons",
     setup=_fresh_namespace,
 ).pytest()
+
+
+def pytest_sessionfinish(session):
+    if _guard is not None:
+        _guard.close()
 
 
 def pytest_collection_modifyitems(items):

@@ -40,6 +40,12 @@ OP_COLOURS = {
 }
 WEIGHT_COLOUR = "#fce5cd"  # parameters and buffers inside a leaf module
 UNKNOWN_COLOUR = "#ffffff"
+# With ``colour_by``, boxes are coloured by a node.meta value instead (a group
+# number, a partition): one colour per distinct value, in order of first use.
+GROUP_COLOURS = (
+    "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3",
+    "#fdb462", "#b3de69", "#fccde5", "#bc80bd", "#ccebc5",
+)
 # --8<-- [end:palette]
 
 RECORD_SHAPES = ("record", "Mrecord")
@@ -246,8 +252,14 @@ class FxGraphDrawer:
         parse_stack_trace: bool = False,
         dot_graph_shape: str | None = None,
         normalize_args: bool = False,
+        colour_by: str | None = None,
     ) -> None:
+        """``colour_by`` names a ``node.meta`` key: nodes with the same value share a
+        fill colour (and show the value), nodes without it are white. It draws a
+        partition of the graph, such as the groups a compiler fuses; torch.fx's
+        drawer has no such option."""
         self._name = name
+        self.colour_by = colour_by
         self.dot_graph_shape = dot_graph_shape if dot_graph_shape is not None else "record"
         self.normalize_args = normalize_args
         self._options = (ignore_getattr, ignore_parameters_and_buffers,
@@ -292,8 +304,17 @@ class FxGraphDrawer:
         dot = DotGraph(name, self.dot_graph_shape)
         drawn = [n for n in graph_module.graph.nodes
                  if not (ignore_getattr and n.op == "get_attr")]
+        group_colours: dict[Any, str] = {}
         for node in drawn:
             colour = OP_COLOURS.get(node.op, UNKNOWN_COLOUR)
+            if self.colour_by is not None:
+                colour = UNKNOWN_COLOUR
+                if self.colour_by in node.meta:
+                    value = node.meta[self.colour_by]
+                    if value not in group_colours:
+                        index = len(group_colours) % len(GROUP_COLOURS)
+                        group_colours[value] = GROUP_COLOURS[index]
+                    colour = group_colours[value]
             dot.add_node(node.name, self._node_label(graph_module, node), colour)
             if node.op == "call_module" and not ignore_weights:
                 submodule = _leaf_module(graph_module, node)
@@ -347,6 +368,8 @@ class FxGraphDrawer:
         if node.op != "output":
             fields.append(f"num_users={len(node.users)}")
         fields += self._tensor_meta_fields(node.meta.get("tensor_meta"))
+        if self.colour_by is not None and self.colour_by in node.meta:
+            fields.append(f"{self.colour_by}={node.meta[self.colour_by]}")
         if parse_stack and node.stack_trace:
             frame = _parse_stack_trace(node.stack_trace)
             if frame is not None:

@@ -10,7 +10,6 @@ Chromium are therefore hidden, as on a fresh machine.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -65,7 +64,8 @@ def _apt_that_installs(stubs: Path) -> None:
         '  for p in "$@"; do\n'
         '    case "$p" in\n'
         f'      graphviz) printf "#!/bin/bash\\n" > {stubs}/dot; chmod +x {stubs}/dot ;;\n'
-        f'      chromium) printf "#!/bin/bash\\n" > {stubs}/chromium; chmod +x {stubs}/chromium ;;\n'
+        f'      chromium) printf "#!/bin/bash\\n" > {stubs}/chromium;'
+        f' chmod +x {stubs}/chromium ;;\n'
         f'      chromium-driver) printf "#!/bin/bash\\n" > {stubs}/chromedriver;'
         f' chmod +x {stubs}/chromedriver ;;\n'
         "    esac\n"

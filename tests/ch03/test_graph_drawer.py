@@ -8,8 +8,6 @@ and arrows must be its nodes and its users.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 import subprocess
 import xml.etree.ElementTree as ET
@@ -317,45 +315,42 @@ def test_a_missing_submodule_is_named():
         FxGraphDrawer(gm, "m")
 
 
-# -- the lessons' figures --------------------------------------------------------
-FIGURE_REF = re.compile(r"\]\((figures/[\w.-]+\.svg)\)")
-PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+# -- colouring by a meta value -----------------------------------------------------
+def fill_colours(gm, **options) -> dict[str, str]:
+    text = FxGraphDrawer(gm, "g", **options).get_dot_graph().to_string()
+    colours = {}
+    for node in gm.graph.nodes:
+        line = next(t for t in text.splitlines() if t.startswith(f"  {quote_id(node.name)} ["))
+        colours[node.name] = re.search(r'fillcolor="(#[0-9a-f]{6})"', line).group(1)
+    return colours
 
 
-def lesson_figures() -> dict[Path, list[str]]:
-    pages = {}
+def test_colour_by_gives_each_meta_value_its_own_colour():
+    def f(x):
+        return tensor.relu(x.sigmoid() + 1) * tensor.tanh(x - 2)
+
+    gm = minifx.symbolic_trace(f)
+    groups = {"sigmoid": 0, "add": 0, "relu": 0, "sub": 1, "tanh": 1, "mul": 2}
+    for node in gm.graph.nodes:
+        if node.name in groups:
+            node.meta["group"] = groups[node.name]
+    colours = fill_colours(gm, colour_by="group")
+    assert colours["sigmoid"] == colours["add"] == colours["relu"]
+    assert colours["sub"] == colours["tanh"]
+    assert len({colours["add"], colours["sub"], colours["mul"]}) == 3
+    assert colours["x"] == colours["output"] == "#ffffff"  # not in any group
+    text = FxGraphDrawer(gm, "g", colour_by="group").get_dot_graph().to_string()
+    assert "group=1" in next(t for t in text.splitlines() if t.startswith('  "tanh"'))
+    # without the option, the colours are the opcodes' as before
+    plain = fill_colours(gm)
+    assert plain["sigmoid"] == plain["tanh"] != plain["x"]
+
+
+def test_lessons_draw_figures_in_chapters_1_2_and_3():
+    import lesson_blocks
+
+    chapters = set()
     for page in sorted(LESSONS.glob("ch*.md")):
-        refs = FIGURE_REF.findall(page.read_text())
-        if refs:
-            pages[page] = refs
-    return pages
-
-
-def test_lessons_show_figures_in_chapters_1_2_and_3():
-    chapters = {page.name[:4] for page in lesson_figures()}
+        if any(b.language == "figure" for b in lesson_blocks.parse_blocks(page.read_text())):
+            chapters.add(page.name[:4])
     assert {"ch01", "ch02", "ch03"} <= chapters
-
-
-@pytest.mark.parametrize("page", list(lesson_figures()), ids=lambda p: p.name)
-def test_committed_figures_match_the_lesson_code(page, tmp_path, monkeypatch):
-    """Rerun the page's code in a scratch folder; the figures it writes must
-    show the same nodes and edges as the committed ones."""
-    refs = lesson_figures()[page]
-    text = page.read_text()
-    blocks = PYTHON_BLOCK.findall(text)
-    last = max(i for i, block in enumerate(blocks) if "figures/" in block)
-    (tmp_path / "lessons" / "figures").mkdir(parents=True)
-    monkeypatch.chdir(tmp_path)
-    namespace = {"__name__": "__lesson__"}
-    with contextlib.redirect_stdout(io.StringIO()):
-        for block in blocks[: last + 1]:
-            exec(compile(block, str(page), "exec"), namespace)
-    for ref in refs:
-        committed = LESSONS / ref
-        fresh = tmp_path / "lessons" / ref
-        assert committed.exists(), f"{page.name} shows {ref}, which is not in lessons/"
-        assert fresh.exists(), f"{page.name} shows {ref}, but its code does not write it"
-        new_nodes, new_edges, _ = svg_parts(fresh.read_bytes())
-        old_nodes, old_edges, _ = svg_parts(committed.read_bytes())
-        assert (new_nodes, new_edges) == (old_nodes, old_edges), (
-            f"{ref} is out of date: rerun `.venv/bin/pytest lessons/{page.name}`")

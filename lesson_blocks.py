@@ -1,0 +1,243 @@
+"""The lessons' fenced blocks: found, run and drawn the same way by the tests and the site.
+
+Two readers execute a lesson: the test suite (root ``conftest.py``, one test
+per block) and the site build (``mkdocs_hooks.py``, which draws the figures).
+Both take their rules from this one module, so a page the tests pass is a page
+the site can build.
+
+A lesson page holds three kinds of fenced blocks that matter here:
+
+- ``python``: runs, in page order, in one namespace per page;
+- ``output`` right after a python block: what that block must print;
+- ``figure``: a picture of a graph, three ``key: value`` lines::
+
+      name: ch03_double_relu
+      caption: The graph after the rewrite
+      graph: small
+
+  and optionally ``colour_by: <meta key>`` (boxes coloured by that
+  ``node.meta`` value, see ``FxGraphDrawer``). ``graph`` is a Python
+  expression evaluated in the page's namespace after every python block
+  above it has run; it gives a GraphModule or a Graph.
+
+Every block runs from a scratch working directory and must leave the
+checkout as it found it (:class:`CheckoutGuard`): a lesson stands on its own,
+from anywhere, and writes nothing next to the code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent
+
+FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)```(?P<language>[^\s`{]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
+FIGURE_NAME = re.compile(r"^ch\d\d[a-z]?_[A-Za-z0-9_]+$")
+FIGURE_KEYS = ("name", "caption", "graph")
+FIGURE_OPTIONAL_KEYS = ("colour_by",)
+
+
+class LessonError(Exception):
+    """A lesson block that is malformed, naming the page and the line."""
+
+
+@dataclass
+class Figure:
+    name: str
+    caption: str
+    graph: str
+    colour_by: str | None = None
+
+
+@dataclass
+class Block:
+    """One fenced block of a page: where it is and what it holds."""
+
+    language: str  # "python" or "figure"
+    source: str  # the body, without the block's indentation
+    start: int  # offsets of the whole fenced block in the page text
+    end: int
+    line: int  # 1-based line of the opening fence
+    indent: str = ""
+    expected: str | None = None  # python: the output block that follows
+    figure: Figure | None = field(default=None)
+
+
+def _dedent(body: str, indent: str) -> str:
+    if not indent:
+        return body
+    return "".join(
+        line[len(indent):] if line.startswith(indent) else line.lstrip(" \t")
+        for line in body.splitlines(keepends=True)
+    )
+
+
+def parse_figure(body: str, where: str) -> Figure:
+    """The ``key: value`` lines of a figure block, checked."""
+    values: dict[str, str] = {}
+    for raw in body.splitlines():
+        if not raw.strip():
+            continue
+        key, sep, value = raw.partition(":")
+        key = key.strip()
+        if not sep or key not in FIGURE_KEYS + FIGURE_OPTIONAL_KEYS:
+            raise LessonError(
+                f"{where}: figure line {raw.strip()!r}: expected 'key: value' with key one of "
+                f"{', '.join(FIGURE_KEYS + FIGURE_OPTIONAL_KEYS)}"
+            )
+        values[key] = value.strip()
+    missing = [k for k in FIGURE_KEYS if not values.get(k)]
+    if missing:
+        raise LessonError(f"{where}: figure block needs {', '.join(missing)}")
+    if not FIGURE_NAME.match(values["name"]):
+        raise LessonError(
+            f"{where}: figure name {values['name']!r} must look like chNN_something "
+            "(letters, digits, underscores)"
+        )
+    return Figure(values["name"], values["caption"], values["graph"], values.get("colour_by"))
+
+
+def parse_blocks(text: str, path: str = "<lesson>") -> list[Block]:
+    """The page's python blocks (each with its expected output) and figure blocks, in order."""
+    fences = list(FENCE.finditer(text))
+    blocks = []
+    for index, match in enumerate(fences):
+        language = match.group("language")
+        if language not in ("python", "figure"):
+            continue
+        indent = match.group("indent")
+        line = text.count("\n", 0, match.start()) + 1
+        block = Block(language, _dedent(match.group("body"), indent), match.start(),
+                      match.end(), line, indent)
+        if language == "python" and index + 1 < len(fences):
+            following = fences[index + 1]
+            if (following.group("language") == "output"
+                    and not text[match.end():following.start()].strip()):
+                block.expected = _dedent(following.group("body"), following.group("indent"))
+        if language == "figure":
+            block.figure = parse_figure(block.source, f"{path}:{line}")
+        blocks.append(block)
+    return blocks
+
+
+def _strip_lines(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+
+
+def run_python(block: Block, namespace: dict[str, Any], path: str) -> str:
+    """Run a python block in the page's namespace; what it printed."""
+    # Pad with blank lines so that a traceback points at the lesson's own line.
+    code = compile("\n" * block.line + block.source, path, "exec")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(code, namespace)
+    return printed.getvalue()
+
+
+def output_mismatch(block: Block, printed: str) -> str | None:
+    """Why the printed text is not the lesson's output block, or None when it is."""
+    if block.expected is None or _strip_lines(printed) == _strip_lines(block.expected):
+        return None
+    return (
+        f"block at line {block.line} printed:\n{printed}\n"
+        f"but the lesson shows:\n{block.expected}"
+    )
+
+
+def draw_figure(figure: Figure, namespace: dict[str, Any]) -> bytes:
+    """Evaluate the figure's graph expression and draw it as SVG bytes."""
+    from minifx.graph import Graph
+    from minifx.graph_module import GraphModule
+    from minifx.passes.graph_drawer import FxGraphDrawer
+
+    value = eval(figure.graph, namespace)  # the lesson's own expression, as a block would run it
+    if isinstance(value, Graph):
+        owner = value.owning_module
+        if owner is None:
+            raise LessonError(
+                f"figure {figure.name}: the graph {figure.graph!r} belongs to no module; "
+                "give a GraphModule"
+            )
+        value = owner if owner.graph is value else GraphModule(owner, value)
+    if not isinstance(value, GraphModule):
+        raise LessonError(
+            f"figure {figure.name}: {figure.graph!r} is a {type(value).__name__}, "
+            "expected a GraphModule or a Graph"
+        )
+    drawer = FxGraphDrawer(value, figure.name, colour_by=figure.colour_by)
+    svg = drawer.get_dot_graph().create_svg()
+    if b"<svg" not in svg:
+        raise LessonError(f"figure {figure.name}: Graphviz gave no SVG")
+    return svg
+
+
+# -- the checkout must stay as it was ------------------------------------------
+SKIPPED_DIRS = {".git", ".venv", "site", "__pycache__", ".hypothesis", ".pytest_cache",
+                "workspace", "build", "node_modules", ".ruff_cache"}
+
+
+def checkout_state(root: Path = ROOT) -> dict[str, tuple[int, int]]:
+    """Every file of the checkout (not the venv, caches or the built site) with its mtime and size.
+
+    The modification time catches a lesson that rewrites a file with the same
+    bytes, which a content check would miss.
+    """
+    state = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and not d.endswith(".egg-info")]
+        for name in files:
+            path = os.path.join(folder, name)
+            try:
+                info = os.stat(path)
+            except FileNotFoundError:  # removed while we walked
+                continue
+            state[os.path.relpath(path, root)] = (info.st_mtime_ns, info.st_size)
+    return state
+
+
+def state_changes(before: dict, after: dict) -> list[str]:
+    """What changed between two states, one line per file."""
+    changes = [f"wrote {p}" for p in sorted(after) if p not in before]
+    changes += [f"deleted {p}" for p in sorted(before) if p not in after]
+    changes += [f"changed {p}" for p in sorted(after) if p in before and before[p] != after[p]]
+    return changes
+
+
+class CheckoutGuard:
+    """Run lesson code from a scratch directory and fail if it touched the checkout."""
+
+    def __init__(self, root: Path = ROOT) -> None:
+        self.root = root
+        self.scratch = Path(tempfile.mkdtemp(prefix="minifx-lesson-"))
+
+    @contextlib.contextmanager
+    def running(self, what: str) -> Iterator[None]:
+        before = checkout_state(self.root)
+        here = os.getcwd()
+        os.chdir(self.scratch)
+        try:
+            yield
+        finally:
+            os.chdir(here)
+        changes = state_changes(before, checkout_state(self.root))
+        if changes:
+            raise AssertionError(
+                f"{what} wrote into the checkout {self.root} ({'; '.join(changes)}): "
+                "a lesson must write nothing there (use a temporary directory)"
+            )
+
+    def close(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.scratch, ignore_errors=True)
