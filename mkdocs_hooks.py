@@ -18,9 +18,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # mkdocs loads hooks by path
 
-import lesson_blocks  # noqa: E402
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.structure.files import File, Files  # noqa: E402
+
+import lesson_blocks  # noqa: E402
 
 FIGURE_DIR = "figures"
 

@@ -1,10 +1,11 @@
-"""Command line: ``python -m minifx compare FILE.py:NAME [--input-shape 2,3 ...]``."""
+"""Command line: ``python -m minifx compare FILE.py:NAME [--input-shape 2,3 ...] [--diff]``."""
 
 from __future__ import annotations
 
+import os
 import sys
 
-USAGE = "usage: python -m minifx compare FILE.py:NAME [--input-shape 2,3 ...]"
+USAGE = "usage: python -m minifx compare FILE.py:NAME [--input-shape 2,3[:DTYPE] ...] [--diff]"
 
 
 def main(argv: list[str]) -> int:
@@ -20,5 +21,23 @@ def main(argv: list[str]) -> int:
     return compare_main(rest)
 
 
+def run(argv: list[str]) -> int:
+    """``main``, ending quietly when the reader of the output goes away (``| head``).
+
+    Writing into a pipe whose reader has closed raises BrokenPipeError; the
+    output is no longer wanted, so there is nothing to report. stdout is then
+    pointed at /dev/null, so that Python's own flush at exit cannot fail again.
+    The exit status is a shell's for a process ended by SIGPIPE.
+    """
+    try:
+        status = main(argv)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + 13  # SIGPIPE
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run(sys.argv[1:]))

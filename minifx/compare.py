@@ -14,8 +14,12 @@ import copy
 import difflib
 import importlib.util
 import inspect
+import re
+import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -74,20 +78,65 @@ def _import_file(path: Path) -> Any:
 # --8<-- [end:load]
 
 
-def make_inputs(shapes: Sequence[str] | None, file_module: Any, name: str) -> tuple:
-    """Random float32 inputs from ``--input-shape`` texts, else FILE's ``example_inputs``."""
+SEED = 0  # inputs and every run start from this seed, on both sides
+INDEX_HIGH = 10  # integer inputs are drawn from [0, INDEX_HIGH) unless an Embedding is smaller
+
+
+def _parse_shape(text: str) -> tuple[list[int], Any]:
+    """``2,3`` or ``4:int64`` as (shape, torch dtype)."""
+    import torch
+
+    shape_text, _, dtype_text = text.partition(":")
+    try:
+        shape = [int(part) for part in shape_text.split(",") if part.strip()]
+    except ValueError:
+        raise CompareError(
+            f"bad --input-shape {text!r}: expected integers like 2,3 (a dtype may follow: 4:int64)"
+        ) from None
+    if any(size < 0 for size in shape):
+        raise CompareError(f"bad --input-shape {text!r}: sizes cannot be negative")
+    dtype = torch.float32
+    if dtype_text:
+        dtype = getattr(torch, dtype_text.strip(), None)
+        if not isinstance(dtype, torch.dtype):
+            raise CompareError(
+                f"bad --input-shape {text!r}: unknown dtype {dtype_text!r} "
+                "(for example float32, float64, int64, int32, bool)"
+            )
+    return shape, dtype
+
+
+def _index_high(root: Any) -> int:
+    """Integer inputs are most often indices: keep them inside every Embedding of ``root``."""
+    import torch
+
+    modules = root.modules() if isinstance(root, torch.nn.Module) else []
+    sizes = [m.num_embeddings for m in modules if isinstance(m, torch.nn.Embedding)]
+    return min([INDEX_HIGH, *sizes])
+
+
+def random_input(shape: list[int], dtype: Any, index_high: int = INDEX_HIGH) -> Any:
+    """A random tensor: normal floats, integers in ``[0, index_high)``, or booleans."""
+    import torch
+
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape).bool()
+    if dtype.is_floating_point or dtype.is_complex:
+        return torch.randn(shape, dtype=dtype)
+    return torch.randint(0, index_high, shape, dtype=dtype)
+
+
+def make_inputs(
+    shapes: Sequence[str] | None, file_module: Any, name: str, root: Any = None
+) -> tuple:
+    """Random inputs from ``--input-shape`` texts (seeded), else FILE's ``example_inputs``."""
     import torch
 
     if shapes:
-        inputs = []
-        for text in shapes:
-            try:
-                shape = [int(part) for part in text.split(",") if part.strip()]
-            except ValueError:
-                message = f"bad --input-shape {text!r}: expected integers like 2,3"
-                raise CompareError(message) from None
-            inputs.append(torch.randn(shape, dtype=torch.float32))
-        return tuple(inputs)
+        parsed = [_parse_shape(text) for text in shapes]
+        torch.manual_seed(SEED)
+        high = _index_high(root)
+        return tuple(random_input(shape, dtype, high) for shape, dtype in parsed)
     examples = getattr(file_module, "example_inputs", None)
     if examples is None:
         raise CompareError(
@@ -97,27 +146,143 @@ def make_inputs(shapes: Sequence[str] | None, file_module: Any, name: str) -> tu
     return tuple(examples) if isinstance(examples, (tuple, list)) else (examples,)
 
 
-# --8<-- [start:side_by_side]
-def side_by_side(left: str, right: str, headers: tuple[str, str] = ("minifx", "torch.fx")) -> str:
-    """Two texts in two columns; a middle mark says how each row differs.
+# --8<-- [start:known]
+@dataclass(frozen=True)
+class KnownDifference:
+    """A difference minifx documents as necessary: a line that must name its own library.
 
-    The marks are those of ``diff -y``: ``|`` the lines differ, ``<`` only on the
-    left, ``>`` only on the right, blank when equal.
+    ``ours`` and ``theirs`` match the two spellings; both are read as
+    ``common`` before the texts are compared. ``ours=None`` is a line that only
+    torch.fx writes.
     """
-    a, b = left.splitlines(), right.splitlines()
-    width = max([len(line) for line in a] + [len(headers[0])])
-    rows = [(headers[0], " ", headers[1]), ("-" * len(headers[0]), " ", "-" * len(headers[1]))]
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+
+    why: str
+    theirs: re.Pattern
+    ours: re.Pattern | None = None
+    common: str = ""
+
+
+KNOWN_DIFFERENCES = (
+    KnownDifference(
+        why="the check that concrete_args records is each library's own _assert_is_none",
+        theirs=re.compile(r"torch\.fx\._symbolic_trace\._assert_is_none"),
+        ours=re.compile(r"minifx\.tracer\._assert_is_none|minifx_tracer__assert_is_none"),
+        common="<fx>._assert_is_none",
+    ),
+    KnownDifference(
+        why="torch.fx writes wrap(...) above forward so a retrace keeps math functions leaves; "
+        "minifx keeps them leaves without that line",
+        theirs=re.compile(r'torch\.fx\._symbolic_trace\.wrap\("[A-Za-z_][A-Za-z0-9_]*"\)'),
+    ),
+)
+# --8<-- [end:known]
+
+
+def _canonical(line: str, ours: bool) -> tuple[str, str | None]:
+    """The line with each known difference spelled the common way, and why it changed."""
+    why = None
+    for known in KNOWN_DIFFERENCES:
+        pattern = known.ours if ours else known.theirs
+        if pattern is not None and known.ours is not None and pattern.search(line):
+            line, why = pattern.sub(known.common, line), known.why
+    return line, why
+
+
+def _only_theirs(line: str) -> str | None:
+    """Why a line that only torch.fx writes is known, or None."""
+    for known in KNOWN_DIFFERENCES:
+        if known.ours is None and known.theirs.fullmatch(line.strip()):
+            return known.why
+    return None
+
+
+# --8<-- [start:side_by_side]
+@dataclass
+class Row:
+    left: str | None
+    mark: str  # " " equal, "~" a known difference, "|" differ, "<" only left, ">" only right
+    right: str | None
+    why: str | None = None
+
+
+def diff_rows(left: str, right: str) -> list[Row]:
+    """The two texts line by line, aligned as ``diff -y`` aligns them, each row marked.
+
+    Blank lines carry no meaning in a graph or in code and are left out. Lines
+    are matched after the known differences are read the common way, so such
+    a line pairs up with its twin and is marked ``~``, not ``|``.
+    """
+    a = [line for line in left.splitlines() if line.strip()]
+    b = [line for line in right.splitlines() if line.strip()]
+    a_can = [_canonical(line, ours=True) for line in a]
+    b_can = [_canonical(line, ours=False) for line in b]
+    matcher = difflib.SequenceMatcher(
+        None, [t for t, _ in a_can], [t for t, _ in b_can], autojunk=False)
+    rows = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            rows += [(line, " ", line) for line in a[i1:i2]]
+            for i, j in zip(range(i1, i2), range(j1, j2)):
+                why = a_can[i][1] or b_can[j][1]
+                same = a[i] == b[j]
+                rows.append(Row(a[i], " " if same else "~", b[j], None if same else why))
             continue
         lefts, rights = a[i1:i2], b[j1:j2]
         for k in range(max(len(lefts), len(rights))):
             la = lefts[k] if k < len(lefts) else None
             rb = rights[k] if k < len(rights) else None
-            mark = "|" if la is not None and rb is not None else ("<" if rb is None else ">")
-            rows.append((la or "", mark, rb or ""))
-    return "\n".join(f"{la:<{width}} {mark} {rb}".rstrip() for la, mark, rb in rows)
+            if la is not None and rb is not None:
+                rows.append(Row(la, "|", rb))
+            elif la is not None:
+                rows.append(Row(la, "<", None))
+            else:
+                why = _only_theirs(rb)
+                rows.append(Row(None, "~" if why else ">", rb, why))
+    return rows
+
+
+def _cut(text: str, width: int) -> list[str]:
+    """A line broken at spaces into pieces of at most ``width`` characters.
+
+    Continuations are indented four more than the line, so they read as one.
+    """
+    if len(text) <= width:
+        return [text]
+    indent = " " * min(len(text) - len(text.lstrip()) + 4, width // 2)
+    return textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def side_by_side(
+    left: str,
+    right: str,
+    headers: tuple[str, str] = ("minifx", "torch.fx"),
+    width: int | None = None,
+    only_differences: bool = False,
+) -> str:
+    """Two texts in two columns; a middle mark says how each row differs.
+
+    The marks are those of ``diff -y`` (``|`` the lines differ, ``<`` only on
+    the left, ``>`` only on the right, blank when equal), and ``~`` for a known
+    difference. The whole fits in ``width`` characters (the terminal's width
+    by default): a line longer than its column goes on in the next row.
+    """
+    rows = diff_rows(left, right)
+    if only_differences:
+        rows = [row for row in rows if row.mark != " "]
+    width = _width(width)
+    texts = [row.left or "" for row in rows] + [headers[0]]
+    column = min(max(len(t) for t in texts), (width - 3) // 2)
+    lines = [f"{headers[0]:<{column}}   {headers[1]}".rstrip(),
+             f"{'-' * len(headers[0]):<{column}}   {'-' * len(headers[1])}".rstrip()]
+    right_column = width - column - 3
+    for row in rows:
+        lefts = _cut(row.left or "", column)
+        rights = _cut(row.right or "", right_column)
+        for k in range(max(len(lefts), len(rights))):
+            la = lefts[k] if k < len(lefts) else ""
+            rb = rights[k] if k < len(rights) else ""
+            mark = row.mark if k == 0 else " "
+            lines.append(f"{la:<{column}} {mark} {rb}".rstrip())
+    return "\n".join(lines)
 # --8<-- [end:side_by_side]
 
 
@@ -164,41 +329,107 @@ def _clone(inputs: tuple) -> tuple:
 
 
 # --8<-- [start:compare]
-def compare(root: Any, inputs: tuple, out: TextIO | None = None) -> bool:
-    """Trace ``root`` with minifx and torch.fx, print both, run both; True when all agree."""
+def _prepared(root: Any) -> Any:
+    """A copy of ``root`` for one side, in eval mode: dropout off, batch norm on its stats."""
+    copied = _fresh(root)
+    if not inspect.isfunction(copied) and callable(getattr(copied, "eval", None)):
+        copied.eval()
+    return copied
+
+
+def _run(gm: Any, inputs: tuple) -> tuple[Any, BaseException | None]:
+    """Run from the seed, on fresh copies of the inputs: (output, None) or (None, error)."""
+    import torch
+
+    torch.manual_seed(SEED)
+    try:
+        return gm(*_clone(inputs)), None
+    except Exception as exc:  # a failure is an answer to compare with the other side's
+        return None, exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def compare(
+    root: Any,
+    inputs: tuple,
+    out: TextIO | None = None,
+    *,
+    width: int | None = None,
+    only_differences: bool = False,
+) -> bool:
+    """Trace ``root`` with minifx and torch.fx, print both, run both; True when all agree.
+
+    Both sides get their own copy of ``root`` in eval mode and run from the
+    same seed. Known differences are shown (``~``) and do not count; both
+    sides failing with the same exception type is agreement, and says so.
+    """
     import torch.fx
 
     import minifx
 
     out = sys.stdout if out is None else out
-    traced = {}
+    traced, failures = {}, {}
     for label, trace in (("minifx", minifx.symbolic_trace), ("torch.fx", torch.fx.symbolic_trace)):
-        try:  # each tracer gets its own copy: tracing may store constants on the root
-            traced[label] = trace(_fresh(root))
+        try:
+            traced[label] = trace(_prepared(root))
+            traced[label].eval()
         except Exception as exc:  # any failure is the answer to report
-            print(f"== {label} cannot trace it: {type(exc).__name__} ==\n{exc}\n", file=out)
-    if len(traced) < 2:
-        print("minifx and torch.fx DIFFER" if traced else "neither can trace it", file=out)
-        return False
+            failures[label] = exc
+            print(f"== {label} cannot trace it: {type(exc).__name__} ==", file=out)
+            print(_wrapped(f"{exc}\n", width), file=out)
+    if failures:
+        # same type by name: each library has its own TraceError class
+        agree = len(failures) == 2 and len({type(e).__name__ for e in failures.values()}) == 1
+        if agree:
+            kind = type(failures["minifx"]).__name__
+            print(f"both fail to trace it with {kind}: minifx and torch.fx agree", file=out)
+        else:
+            print("minifx and torch.fx DIFFER", file=out)
+        return agree
     ours, theirs = traced["minifx"], traced["torch.fx"]
-    verdicts = []
+    verdicts, known = [], {}
     for title, left, right in (
         ("graph", str(ours.graph), str(theirs.graph)),
         ("code", ours.code, theirs.code),
     ):
-        same = left == right
+        rows = diff_rows(left, right)
+        same = all(row.mark in " ~" for row in rows)
         verdicts.append(same)
-        print(f"== {title}: {'same' if same else 'DIFFERENT'} ==", file=out)
-        print(side_by_side(left.strip("\n").rstrip(), right.strip("\n").rstrip()), file=out)
+        whys = [row.why for row in rows if row.mark == "~"]
+        known.update(dict.fromkeys(whys))
+        verdict = "DIFFERENT" if not same else "same but for known lines (~)" if whys else "same"
+        print(f"== {title}: {verdict} ==", file=out)
+        if not (only_differences and all(row.mark == " " for row in rows)):
+            print(side_by_side(left, right, width=width, only_differences=only_differences),
+                  file=out)
+            print(file=out)
+    for why in known:
+        print(_wrapped(f"~ known: {why}", width), file=out)
+    if known:
         print(file=out)
-    try:
-        problem = output_difference(ours(*_clone(inputs)), theirs(*_clone(inputs)))
-    except Exception as exc:  # a GraphModule that cannot run is a difference too
-        problem = f"running them failed: {type(exc).__name__}: {exc}"
+    (our_out, our_error), (their_out, their_error) = _run(ours, inputs), _run(theirs, inputs)
+    if our_error is None and their_error is None:
+        problem = output_difference(our_out, their_out)
+        verdict = "same" if problem is None else "DIFFERENT"
+    elif our_error and their_error and type(our_error).__name__ == type(their_error).__name__:
+        problem = None
+        verdict = f"both fail the same way ({type(our_error).__name__})"
+    else:
+        problem = "\n".join(
+            f"{label} {'raises ' + _first_line(err) if err else 'runs'}"
+            for label, err in (("minifx", our_error), ("torch.fx", their_error)))
+        verdict = "DIFFERENT"
     verdicts.append(problem is None)
-    print(f"== outputs: {'same' if problem is None else 'DIFFERENT'} ==", file=out)
+    print(f"== outputs: {verdict} ==", file=out)
     if problem:
-        print(problem, file=out)
+        print(_wrapped(problem, width), file=out)
+    elif our_error is not None:
+        both = f"minifx:   {_first_line(our_error)}\ntorch.fx: {_first_line(their_error)}"
+        print(_wrapped(both, width), file=out)
     agree = all(verdicts)
     print("minifx and torch.fx agree" if agree else "minifx and torch.fx DIFFER", file=out)
     return agree
@@ -215,8 +446,8 @@ def _fresh(root: Any) -> Any:
         return root
 
 
-def main(argv: Sequence[str]) -> int:
-    """Entry point of ``python -m minifx compare FILE.py:NAME [--input-shape 2,3 ...]``."""
+def build_parser() -> Any:
+    """The options of ``python -m minifx compare``; a new option is one more add_argument."""
     import argparse
 
     parser = argparse.ArgumentParser(
@@ -227,10 +458,17 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--input-shape",
         action="append",
-        metavar="2,3",
-        help="shape of one random float32 input; repeat once per input",
+        metavar="2,3[:DTYPE]",
+        help="shape of one random input (float32, or the dtype after a colon: 4:int64); "
+        "repeat once per input",
     )
-    args = parser.parse_args(argv)
+    parser.add_argument("--diff", action="store_true", help="print only the lines that differ")
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    """Entry point of ``python -m minifx compare FILE.py:NAME [--input-shape 2,3 ...]``."""
+    args = build_parser().parse_args(argv)
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -239,8 +477,26 @@ def main(argv: Sequence[str]) -> int:
     try:
         root, file_module = load_root(args.target)
         name = args.target.rpartition(":")[2]
-        inputs = make_inputs(args.input_shape, file_module, name)
+        inputs = make_inputs(args.input_shape, file_module, name, root)
     except CompareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return 0 if compare(root, inputs) else 1
+    return 0 if compare(root, inputs, only_differences=args.diff) else 1
+
+
+MIN_WIDTH = 40
+
+
+def terminal_width() -> int:
+    """The terminal's width (COLUMNS where set; 100 when the output is not a terminal)."""
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def _width(width: int | None) -> int:
+    return max(MIN_WIDTH, width or terminal_width())
+
+
+def _wrapped(text: str, width: int | None) -> str:
+    """Prose (a message, a note) broken into lines that fit the width."""
+    return "\n".join(
+        "\n".join(_cut(line, _width(width))) if line else "" for line in text.split("\n"))

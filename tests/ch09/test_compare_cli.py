@@ -1,5 +1,7 @@
 """``python -m minifx compare``: both tracers side by side, and one-line errors."""
 
+import io
+import os
 import subprocess
 import sys
 import textwrap
@@ -7,25 +9,29 @@ from pathlib import Path
 
 import pytest
 
-from minifx.compare import side_by_side
+from minifx.compare import diff_rows, side_by_side
 
 pytestmark = pytest.mark.ch09
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(*args, cwd=ROOT):
+def run(*args, cwd=ROOT, columns=100):
+    env = {**os.environ, "COLUMNS": str(columns)}
     return subprocess.run(
         [sys.executable, "-m", "minifx", "compare", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
+        env=env,
     )
 
 
 MODELS = textwrap.dedent(
     """
+    import math
+
     import torch
     import torch.nn.functional as F
 
@@ -49,6 +55,42 @@ MODELS = textwrap.dedent(
     class NeedsArgs(torch.nn.Module):
         def __init__(self, width):
             super().__init__()
+
+
+    class Dropping(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(3, 3)
+
+        def forward(self, x):
+            return F.dropout(self.linear(x), p=0.5, training=self.training)
+
+
+    def scaled(x):
+        return x / math.sqrt(x.size(-1))
+
+
+    def noisy(x):
+        return x + torch.rand_like(x)
+
+
+    class Words(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = torch.nn.Embedding(6, 3)
+
+        def forward(self, indices):
+            return self.embedding(indices).mean(dim=0)
+
+
+    class Wide(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a_rather_long_layer_name = torch.nn.Linear(3, 3)
+
+        def forward(self, some_input_with_a_long_name):
+            hidden = self.a_rather_long_layer_name(some_input_with_a_long_name)
+            return torch.nn.functional.softmax(hidden, dim=-1, dtype=torch.float32)
 
 
     answer = 42
@@ -116,7 +158,7 @@ def test_side_by_side_marks_the_differences():
     right = "a\nB\nc"
     text = side_by_side(left, right).splitlines()
     assert text[0].split() == ["minifx", "torch.fx"]
-    assert text[2].split() == ["a", "a"]
+    assert text[2].split() == ["a", "a"]  # blank lines are left out of the comparison
     assert text[3].split() == ["b", "|", "B"]
     assert text[4].split() == ["c", "c"]
     assert text[5].split() == ["only", "left", "<"]
@@ -154,14 +196,203 @@ def test_a_difference_exits_non_zero(tmp_path, monkeypatch):
     assert text.splitlines()[-1] == "minifx and torch.fx DIFFER"
 
 
-def test_a_model_neither_can_trace_is_reported(tmp_path):
+def test_a_model_neither_can_trace_the_same_way_is_agreement(tmp_path):
     path = tmp_path / "branchy.py"
     path.write_text(
         "import torch\n\n\ndef f(x):\n    if x.sum() > 0:\n        return x\n    return -x\n"
     )
     result = run(f"{path}:f", "--input-shape", "3")
-    assert result.returncode == 1
+    assert result.returncode == 0, result.stdout
     assert "== minifx cannot trace it: TraceError ==" in result.stdout
     assert "if x.sum() > 0:" in result.stdout
     assert "== torch.fx cannot trace it: TraceError ==" in result.stdout
-    assert result.stdout.splitlines()[-1] == "neither can trace it"
+    assert result.stdout.splitlines()[-1] == (
+        "both fail to trace it with TraceError: minifx and torch.fx agree"
+    )
+
+
+# -- the reproductions of issue 8: a verdict to trust ------------------------------
+def test_dropout_reading_self_training_agrees_every_time(models):
+    """Eval mode on both sides: F.dropout(training=self.training) is the identity."""
+    for _ in range(6):
+        result = run(f"{models}:Dropping", "--input-shape", "4,3")
+        assert result.returncode == 0, result.stdout
+        assert "== outputs: same ==" in result.stdout
+
+
+def test_random_ops_run_from_one_seed_on_both_sides(models):
+    result = run(f"{models}:noisy", "--input-shape", "5")
+    assert result.returncode == 0, result.stdout
+
+
+def test_the_wrap_line_of_math_sqrt_is_a_known_difference(models):
+    result = run(f"{models}:scaled", "--input-shape", "2,4")
+    assert result.returncode == 0, result.stdout
+    assert "== graph: same ==" in result.stdout
+    assert "== code: same but for known lines (~) ==" in result.stdout
+    wrap_row = next(line for line in result.stdout.splitlines() if "wrap(" in line)
+    assert wrap_row.split() == ["~", 'torch.fx._symbolic_trace.wrap("math_sqrt")']
+    assert "~ known: torch.fx writes wrap(...) above forward" in result.stdout
+    assert result.stdout.splitlines()[-1] == "minifx and torch.fx agree"
+
+
+def test_assert_is_none_is_a_known_difference():
+    import torch
+    import torch.fx
+
+    import minifx
+
+    def maybe_add(x, y=None):
+        return x if y is None else x + y
+
+    ours = minifx.symbolic_trace(maybe_add, concrete_args={"y": None})
+    theirs = torch.fx.symbolic_trace(maybe_add, concrete_args={"y": None})
+    for left, right in ((str(ours.graph), str(theirs.graph)), (ours.code, theirs.code)):
+        marks = [row.mark for row in diff_rows(left, right)]
+        assert "~" in marks and set(marks) <= {" ", "~"}
+    # a real difference in the same line is still one
+    doctored = theirs.code.replace("_assert_is_none(y_1", "_assert_is_none(x")
+    assert "|" in [row.mark for row in diff_rows(ours.code, doctored)]
+
+
+def test_a_wrong_input_shape_fails_both_sides_alike_and_says_so(models):
+    result = run(f"{models}:Small", "--input-shape", "2,5")
+    assert result.returncode == 0, result.stdout
+    assert "== outputs: both fail the same way (RuntimeError) ==" in result.stdout
+    assert "minifx:   RuntimeError: mat1 and mat2 shapes cannot be multiplied" in result.stdout
+    assert "torch.fx: RuntimeError: mat1 and mat2 shapes cannot be multiplied" in result.stdout
+    assert result.stdout.splitlines()[-1] == "minifx and torch.fx agree"
+
+
+def test_one_side_failing_is_a_difference(monkeypatch):
+    import torch
+
+    import minifx
+    from minifx import compare as compare_mod
+
+    def f(x):
+        return torch.relu(x)
+
+    real = minifx.symbolic_trace
+
+    def broken(root, concrete_args=None):
+        gm = real(root, concrete_args)
+        for node in gm.graph.nodes:
+            if node.op == "call_function":
+                node.target = torch.cat  # cat of a tensor, not a list: a TypeError
+        gm.recompile()
+        return gm
+
+    monkeypatch.setattr(minifx, "symbolic_trace", broken)
+    out = io.StringIO()
+    assert compare_mod.compare(f, (torch.randn(3),), out, width=100) is False
+    assert "minifx raises TypeError" in out.getvalue()
+    assert "torch.fx runs" in out.getvalue()
+
+
+def test_an_embedding_compares_with_int64_indices(models):
+    result = run(f"{models}:Words", "--input-shape", "4:int64")
+    assert result.returncode == 0, result.stdout
+    assert "== outputs: same ==" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "shape, message",
+    [
+        ("4:int65", "error: bad --input-shape '4:int65': unknown dtype 'int65'"),
+        ("2,x", "error: bad --input-shape '2,x': expected integers like 2,3"),
+        ("2,-1", "error: bad --input-shape '2,-1': sizes cannot be negative"),
+    ],
+)
+def test_a_bad_input_shape_is_one_line(models, shape, message):
+    result = run(f"{models}:Small", "--input-shape", shape)
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith(message)
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_the_output_fits_the_terminal(models, columns):
+    result = run(f"{models}:Wide", "--input-shape", "2,3", columns=columns)
+    assert result.returncode == 0, result.stdout
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= columns
+    assert "== outputs: same ==" in result.stdout
+
+
+def test_long_lines_wrap_within_their_column_and_nothing_is_lost():
+    line = "    %node : [num_users=1] = call_function[target=torch.{}](args = (%a, %b))"
+    left, right = "short\n" + line.format("add"), "short\n" + line.format("sub")
+    text = side_by_side(left, right, width=60).splitlines()
+    assert max(len(line) for line in text) <= 60
+    column = text[0].index("torch.fx")
+    lefts = "".join(line[: column - 3] for line in text[2:])
+    rights = "".join(line[column:] for line in text[2:])
+    assert "".join(lefts.split()) == "".join(left.split())
+    assert "".join(rights.split()) == "".join(right.split())
+    assert [line[column - 2] for line in text[2:]].count("|") == 1  # one mark per row
+
+
+def test_diff_prints_only_the_lines_that_differ(monkeypatch):
+    import torch
+
+    import minifx
+    from minifx import compare as compare_mod
+
+    def f(x):
+        return torch.relu(x) + 1
+
+    real = minifx.symbolic_trace
+
+    def doctored(root, concrete_args=None):
+        gm = real(root, concrete_args)
+        for node in gm.graph.nodes:
+            if node.target is torch.relu:
+                node.target = torch.sigmoid
+        gm.recompile()
+        return gm
+
+    monkeypatch.setattr(minifx, "symbolic_trace", doctored)
+    out = io.StringIO()
+    assert compare_mod.compare(f, (torch.randn(3),), out, width=200, only_differences=True) is False
+    text = out.getvalue()
+    graph_rows = text.split("== graph: DIFFERENT ==\n")[1].split("\n\n")[0].splitlines()[2:]
+    assert len(graph_rows) == 1 and graph_rows[0].split()[:2] == ["%relu", ":"]
+    assert "|" in graph_rows[0] and "torch.relu" in graph_rows[0]
+    assert "placeholder" not in text and "def forward" not in text
+
+
+def test_diff_on_agreeing_models_prints_no_tables(models):
+    result = run(f"{models}:Small", "--input-shape", "2,3", "--diff")
+    assert result.returncode == 0
+    assert result.stdout.splitlines() == [
+        "== graph: same ==",
+        "== code: same ==",
+        "== outputs: same ==",
+        "minifx and torch.fx agree",
+    ]
+
+
+def test_piping_into_head_ends_quietly(models):
+    command = (
+        f"set -o pipefail; {sys.executable} -m minifx compare {models}:Wide "
+        "--input-shape 2,3 | head -n 3"
+    )
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=300)
+    assert result.stderr == ""
+    assert len(result.stdout.splitlines()) == 3
+
+
+def test_a_reader_that_is_already_gone_ends_quietly(models):
+    """The deterministic case: the pipe's reader closed before anything is written."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "minifx", "compare", f"{models}:Small", "--input-shape", "2,3"],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=300,
+        )
+    finally:
+        os.close(write_end)
+    assert result.stderr == ""
+    assert result.returncode == 141  # as a shell reports a process ended by SIGPIPE
