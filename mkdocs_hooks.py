@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -31,26 +32,29 @@ def _draw_page(path: Path, text: str) -> dict[str, bytes]:
     blocks = lesson_blocks.parse_blocks(text, str(path))
     if not any(b.language == "figure" for b in blocks):
         return {}
+    last_figure = max(i for i, b in enumerate(blocks) if b.language == "figure")
+    blocks = blocks[: last_figure + 1]  # what comes after the last figure need not run
     guard = lesson_blocks.CheckoutGuard()
     namespace: dict[str, Any] = {"__name__": "__lesson__"}
     drawn = {}
-    try:
-        for block in blocks:
-            where = f"{path.name} line {block.line}"
-            try:
-                with guard.running(f"the block at {where}"):
-                    if block.language == "python":
-                        lesson_blocks.run_python(block, namespace, str(path))
-                    else:
-                        drawn[block.figure.name] = lesson_blocks.draw_figure(
-                            block.figure, namespace)
-            except Exception as exc:
-                raise PluginError(
-                    f"figures of {path.name}: the block at line {block.line} failed: "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
-    finally:
-        guard.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # torch's own, at import
+        try:
+            for block in blocks:
+                try:
+                    with guard.running(f"the block at {path.name} line {block.line}"):
+                        if block.language == "python":
+                            lesson_blocks.run_python(block, namespace, str(path))
+                        else:
+                            drawn[block.figure.name] = lesson_blocks.draw_figure(
+                                block.figure, namespace)
+                except Exception as exc:
+                    raise PluginError(
+                        f"figures of {path.name}: the block at line {block.line} failed: "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+        finally:
+            guard.close()
     return drawn
 
 
