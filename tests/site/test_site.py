@@ -27,6 +27,7 @@ pytestmark = pytest.mark.site
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
+WINDOW_WIDTH, WINDOW_HEIGHT = 1280, 800  # a laptop's browser window
 
 
 def _nav_pages() -> list[str]:
@@ -126,6 +127,7 @@ def browser():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
+    driver.set_window_size(WINDOW_WIDTH, WINDOW_HEIGHT)
     yield driver
     driver.quit()
 
@@ -147,8 +149,12 @@ def test_page_renders_title_and_code(browser, served_site, page):
     assert _console_errors(browser) == [], f"console errors on {page}"
 
 
+def _figure_pages() -> set[str]:
+    return {page for page in _nav_pages() if "```figure" in (ROOT / "lessons" / page).read_text()}
+
+
 def test_graph_pictures_load(browser, served_site):
-    """Every picture on the site loads, and the early chapters show graphs."""
+    """Every picture on the site loads; the chapters show graphs, the rewrites before and after."""
     from selenium.webdriver.common.by import By
 
     pictures_per_page = {}
@@ -161,8 +167,52 @@ def test_graph_pictures_load(browser, served_site):
             )
             assert width, f"{image.get_attribute('src')} does not load on {page}"
         pictures_per_page[page] = len(images)
-    for page in ("ch01_first_example.md", "ch02_symbolic_tracing.md", "ch03_ir.md"):
-        assert pictures_per_page[page] >= 1, f"{page} shows no graph"
+    for page in _nav_pages():
+        if re.match(r"ch0[1-9]_", page):
+            assert pictures_per_page[page] >= 1, f"{page} shows no graph"
+    for page in ("ch03_ir.md", "ch05_transformer.md", "ch07_fusion.md", "ch08_compile.md"):
+        assert pictures_per_page[page] >= 3, f"{page} does not show its rewrite before and after"
+    for page in _figure_pages():
+        assert pictures_per_page[page] >= 1, f"{page} has figure blocks but shows no picture"
+
+
+# Measured in the page: every code block (closed <details> opened first, so
+# their code counts too) and the first picture of the article.
+MEASURE = """
+for (const d of document.querySelectorAll('article details')) d.open = true;
+const article = document.querySelector('article');
+const wide = [];
+for (const pre of article.querySelectorAll('pre')) {
+  const code = pre.querySelector('code') || pre;
+  const box = pre.getBoundingClientRect();
+  const overflow = Math.max(code.scrollWidth - code.clientWidth, pre.scrollWidth - pre.clientWidth,
+                            box.right - article.getBoundingClientRect().right);
+  if (overflow > 1) wide.push([Math.round(overflow), code.textContent.trim().split('\\n')[0]]);
+}
+const image = article.querySelector('img');
+const top = image ? image.getBoundingClientRect().top + window.scrollY : null;
+return [article.clientWidth, wide, top, window.innerHeight];
+"""
+
+
+@pytest.mark.parametrize("page", _nav_pages())
+def test_code_fits_its_column_and_the_first_picture_is_near_the_top(browser, served_site, page):
+    """At 1280 px no code block scrolls sideways, and a page's first picture is within
+    its first two screens (so a reader sees a graph before scrolling far)."""
+    browser.get(f"{served_site}/{page.replace('.md', '.html')}")
+    column, wide, first_picture, screen = browser.execute_script(MEASURE)
+    assert column >= 900, f"{page}: the text column is {column} px wide at {WINDOW_WIDTH} px"
+    assert wide == [], (
+        f"{page}: code blocks wider than their column at {WINDOW_WIDTH} px "
+        f"(overflow in px, first line): {wide}"
+    )
+    if first_picture is not None:
+        assert first_picture <= 2 * screen, (
+            f"{page}: the first picture starts at {first_picture:.0f} px, below the first two "
+            f"screens ({2 * screen} px); put a figure near the top"
+        )
+    else:
+        assert page not in _figure_pages(), f"{page} has figure blocks but shows no picture"
 
 
 def test_next_links_walk_the_chapters_in_order(browser, served_site):
