@@ -7,7 +7,7 @@
 #
 # `lessons` needs Graphviz (its `dot` program draws the lessons' graphs);
 # `test` (the default) also needs Chromium and chromedriver, which run the
-# site's browser test. The set may also come from MINIFX_SETUP_FOR. A missing
+# site's browser test; on Debian, making .venv also needs python3-venv. The set may also come from MINIFX_SETUP_FOR. A missing
 # package is installed with apt-get, as root or through sudo; where that is
 # not possible, the script stops before doing anything else, with one line
 # naming the command to run. `--system-only` stops after the system packages
@@ -54,6 +54,16 @@ missing=()
 for i in "${!packages[@]}"; do
     provides "${commands[$i]}" || missing+=("${packages[$i]}")
 done
+# Debian's python3 makes no virtual environment without its venv package.
+if [ ! -x .venv/bin/python ]; then
+    if ! command -v python3 >/dev/null 2>&1; then
+        echo "setup.sh: python3 is not on PATH; install Python 3.10 or newer first" >&2
+        exit 1
+    fi
+    if ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
+        missing+=(python3-venv)
+    fi
+fi
 
 if [ "${#missing[@]}" -gt 0 ]; then
     install="apt-get install -y ${missing[*]}"

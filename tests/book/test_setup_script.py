@@ -43,6 +43,8 @@ def machine(tmp_path):
     log = tmp_path / "calls.log"
     log.touch()
 
+    _stub(stubs, "python3", "exit 0\n")  # a Python that can make virtual environments
+
     def run(*args, user_id=0, stdin=subprocess.DEVNULL, **extra_env):
         _stub(stubs, "id", f'[ "$1" = -u ] && echo {user_id}\n')
         env = {"PATH": f"{stubs}:{tools}", "HOME": str(tmp_path), "LOG": str(log), **extra_env}
@@ -159,6 +161,32 @@ def test_nothing_to_install_when_the_commands_are_there(machine):
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
     assert log.read_text() == ""
+
+
+def test_a_python_without_venv_gets_python3_venv(machine):
+    checkout, stubs, log, run = machine
+    _apt_that_installs(stubs)
+    _stub(stubs, "dot", "")
+    # Debian's bare python3: no ensurepip, so no virtual environments
+    _stub(stubs, "python3", '[ "$1" = -c ] && exit 1\nexit 0\n')
+    result = run("lessons", "--system-only")
+    assert result.returncode == 0, result.stderr
+    assert log.read_text().splitlines()[1].startswith("apt-get install -y -q python3-venv ")
+    (checkout / ".venv" / "bin").mkdir(parents=True)  # once .venv exists, it is not needed
+    (checkout / ".venv" / "bin" / "python").symlink_to(shutil.which("true"))
+    log.write_text("")
+    assert run("lessons", "--system-only").returncode == 0
+    assert log.read_text() == ""
+
+
+def test_no_python3_at_all_is_named(machine):
+    _, stubs, _, run = machine
+    (stubs / "python3").unlink()
+    result = run("lessons")
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "setup.sh: python3 is not on PATH; install Python 3.10 or newer first"
+    ]
 
 
 def test_a_bad_argument_is_named(machine):
