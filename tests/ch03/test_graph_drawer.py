@@ -343,7 +343,8 @@ def test_colour_by_gives_each_meta_value_its_own_colour():
     assert "group=1" in next(t for t in text.splitlines() if t.startswith('  "tanh"'))
     # without the option, the colours are the opcodes' as before
     plain = fill_colours(gm)
-    assert plain["sigmoid"] == plain["tanh"] != plain["x"]
+    assert plain["relu"] == plain["tanh"] != plain["x"]  # both call_function
+    assert plain["sigmoid"] != plain["relu"]  # a method, yellow
 
 
 def test_lessons_draw_figures_in_chapters_1_2_and_3():
