@@ -29,6 +29,8 @@ from typing import Any
 
 from ..graph import Graph
 from ..graph_module import GraphModule
+from ..interpreter import Interpreter
+from ..magic_methods import dunder, inplace_methods, reflected_dunder
 from ..node import Node, map_aggregate
 from ..tracer import Tracer
 from .bad_input import hook_problems, input_problems, weight_problems
@@ -68,6 +70,8 @@ def torch_to_tensor(module: Any, example_inputs: Any = None) -> GraphModule:
     tracer.proxy_buffer_attributes = True  # self.mask[:T] on a buffer records get_attr
     graph = tracer.trace(module)
     converter = GraphConverter(tracer.root, table)
+    if example_inputs is not None:  # then operators on tensors are checked too
+        converter.tensor_nodes = tensor_valued_nodes(tracer.root, graph, example_inputs)
     new_graph = converter.convert(graph)
     if converter.problems:
         raise ConversionError(name, converter.problems)
@@ -88,6 +92,9 @@ class GraphConverter:
         # of the GraphModule that the pass returns.
         self.attributes: dict[str, Any] = {}
         self.problems: list[Unsupported] = []
+        # Names of the nodes whose values are tensors, when example inputs told us
+        # (an operator on two ints, ``B // 4``, is Python's; on a tensor, tensor's).
+        self.tensor_nodes: set[str] = set()
 
     # --8<-- [start:convert]
     def convert(self, graph: Graph) -> Graph:
@@ -154,6 +161,9 @@ class GraphConverter:
                 self.problem(node, f"attribute .{attribute}",
                              f"tensor.Tensor has no attribute {attribute!r}", self.hint(attribute))
             return target
+        if getattr(target, "__module__", None) == "_operator":
+            self.check_operator(node)
+            return target
         if passes_through(target) or not _uses_torch(target):
             return target
         name = _torch_name(target)
@@ -168,6 +178,23 @@ class GraphConverter:
                          f"tensor.Tensor has no method {node.target!r}", self.hint(node.target))
         return node.target
     # --8<-- [end:rules]
+
+    def check_operator(self, node: Node) -> None:
+        """A Python operator applied to a tensor needs tensor.Tensor's special method."""
+        import tensor
+
+        name = node.target.__name__  # "add", "floordiv", "iadd", "pos" ...
+        operands = [isinstance(a, Node) and a.name in self.tensor_nodes for a in node.args]
+        if not any(operands):
+            return  # on Python values (or nothing known about them): Python's business
+        needed = [dunder(name)]
+        if name in inplace_methods:  # x += y falls back to x + y
+            needed.append(dunder(name[1:]))
+        if len(operands) == 2 and not operands[0]:  # 2 ** x calls x.__rpow__
+            needed = [reflected_dunder(name)]
+        if not any(hasattr(tensor.Tensor, method) for method in needed):
+            self.problem(node, f"operator {name} ({needed[0]})",
+                         f"tensor.Tensor has no {needed[0]}", self.hint(name.strip("_")))
 
     def argument(self, node: Node, value: Any, env: dict[Node, Node]) -> Any:
         """An argument of ``node`` in the new graph: nodes mapped, torch constants converted."""
@@ -288,3 +315,24 @@ def _defaults(torch_fn: Any) -> dict[str, Any]:
     except (TypeError, ValueError):
         return {}
     return {name: p.default for name, p in parameters.items() if p.default is not p.empty}
+
+
+def tensor_valued_nodes(root: Any, graph: Graph, example_inputs: Any) -> set[str]:
+    """Run the torch graph on copies of the example inputs and return the names of
+    the nodes whose values are torch tensors."""
+    import torch
+
+    inputs = example_inputs if isinstance(example_inputs, (tuple, list)) else (example_inputs,)
+    found: set[str] = set()
+
+    class Recorder(Interpreter):
+        def run_node(self, node: Node) -> Any:
+            value = super().run_node(node)
+            if isinstance(value, torch.Tensor):
+                found.add(node.name)
+            return value
+
+    module = copy.deepcopy(GraphModule(root, graph))  # running must not move BN statistics
+    with torch.no_grad():
+        Recorder(module).run(*copy.deepcopy(tuple(inputs)))
+    return found

@@ -95,9 +95,11 @@ def output_difference(actual: Any, expected: Any, rtol: float = RTOL, atol: floa
         if ours.dtype == np.bool_ or np.issubdtype(ours.dtype, np.integer):
             mismatched = int(np.count_nonzero(ours != theirs))
             return (f"{where}: {mismatched} elements differ" if mismatched else None), 0.0
-        gap = np.abs(ours.astype(np.float64) - theirs.astype(np.float64))
-        same_inf = (ours == theirs)  # equal infinities have a NaN gap
-        gap = np.where(same_inf | (np.isnan(ours) & np.isnan(theirs)), 0.0, gap)
+        # Equal values (equal infinities included) and NaN against NaN agree.
+        same = (ours == theirs) | (np.isnan(ours) & np.isnan(theirs))
+        with np.errstate(invalid="ignore"):  # inf - inf is NaN: those are masked by `same`
+            gap = np.abs(ours.astype(np.float64) - theirs.astype(np.float64))
+        gap = np.where(same, 0.0, gap)
         bad = ~(gap <= atol + rtol * np.abs(theirs))
         largest = float(np.nanmax(gap))
         if bad.any():

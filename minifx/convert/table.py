@@ -102,13 +102,16 @@ class ConversionTable:
         by_last = {}
         for full in offers:
             by_last.setdefault(full.rpartition(".")[2], []).append(full)
-        close = difflib.get_close_matches(name, list(by_last), n=limit, cutoff=0.6)
+        close = difflib.get_close_matches(name, list(by_last), n=limit, cutoff=0.7)
         return [full for last in close for full in by_last[last]][:limit]
 
 
 def qualified(fn: Any) -> str:
-    """``tensor.relu``, ``tensor.nn.functional.relu``: the name a learner writes."""
-    return f"{fn.__module__}.{fn.__name__}"
+    """``tensor.relu``, ``tensor.nn.functional.relu``: the name a learner writes
+    (the public namespace, as generated code spells it, not the defining file)."""
+    from ..frameworks.tensor_framework import TENSOR
+
+    return f"{TENSOR.function_prefix(fn) or fn.__module__}.{fn.__name__}"
 
 
 # --8<-- [start:table]
