@@ -173,3 +173,14 @@ def test_converted_model_traces_again_with_tensor():
     second = converted(*as_tensor_inputs(inputs))
     for a, b in zip(first, second):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("name", ["mlp", "encoder_block"])
+def test_converted_model_compiles_with_the_numba_backend(name):
+    """Chapter 8's minifx.compile takes the converted model like any tensor model."""
+    model, inputs = ZOO[name]()
+    converted = torch_to_tensor(model)
+    compiled = minifx.compile(converted, backend="numba")
+    ours = as_tensor_inputs(inputs)
+    np.testing.assert_allclose(compiled(*ours).numpy(), converted(*ours).numpy(),
+                               rtol=1e-6, atol=1e-6)
