@@ -1,10 +1,10 @@
-"""Command line: ``python -m minifx compare FILE.py:NAME [--input-shape 2,3 ...]``."""
+"""Command line: ``python -m minifx compare FILE.py:NAME [--input-shape 2,3 ...] [--convert]``."""
 
 from __future__ import annotations
 
 import sys
 
-USAGE = "usage: python -m minifx compare FILE.py:NAME [--input-shape 2,3 ...]"
+USAGE = "usage: python -m minifx compare FILE.py:NAME [--input-shape 2,3 ...] [--convert]"
 
 
 def main(argv: list[str]) -> int:

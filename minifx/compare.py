@@ -230,6 +230,11 @@ def main(argv: Sequence[str]) -> int:
         metavar="2,3",
         help="shape of one random float32 input; repeat once per input",
     )
+    parser.add_argument(
+        "--convert",
+        action="store_true",
+        help="also convert the model to tensor (chapter 11) and check that it agrees with torch",
+    )
     args = parser.parse_args(argv)
     try:
         import torch  # noqa: F401
@@ -243,4 +248,11 @@ def main(argv: Sequence[str]) -> int:
     except CompareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return 0 if compare(root, inputs) else 1
+    agree = compare(root, inputs)
+    if args.convert:
+        from minifx.convert import check_conversion
+
+        report = check_conversion(root, inputs)
+        print(f"\n{report.text}")
+        agree = agree and report.agree
+    return 0 if agree else 1
