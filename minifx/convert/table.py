@@ -40,6 +40,7 @@ NAMESPACES = (
 # Public tensor names that are not the twin of torch's function of the same name.
 NOT_TWINS = {
     "broadcast_shapes": "tensor's helper takes (op, a, b), torch's takes *shapes",
+    "manual_seed": "seeds the random generator when a program starts, not an op of a model",
     "Size": "a type: a torch.Size argument becomes a tuple",
     "Module": "the base class: a model's own modules are traced through, not twinned",
     "Sequential": "a container: tracing goes through it, so it never reaches a graph",
