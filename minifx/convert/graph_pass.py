@@ -68,11 +68,15 @@ def torch_to_tensor(module: Any, example_inputs: Any = None) -> GraphModule:
     tracer = Tracer()
     tracer.record_stack_traces = True  # every node keeps the user's file and line
     tracer.proxy_buffer_attributes = True  # self.mask[:T] on a buffer records get_attr
+    attributes_before = set(vars(module))
     graph = tracer.trace(module)
     converter = GraphConverter(tracer.root, table)
     if example_inputs is not None:  # then operators on tensors are checked too
         converter.tensor_nodes = tensor_valued_nodes(tracer.root, graph, example_inputs)
     new_graph = converter.convert(graph)
+    if tracer.root is module:  # the trace stored constants on it (_tensor_constant0 ...)
+        for name in set(vars(module)) - attributes_before:
+            delattr(module, name)
     if converter.problems:
         raise ConversionError(name, converter.problems)
     converted = GraphModule(converter.attributes, new_graph, name)

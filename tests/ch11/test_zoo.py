@@ -184,3 +184,18 @@ def test_converted_model_compiles_with_the_numba_backend(name):
     ours = as_tensor_inputs(inputs)
     np.testing.assert_allclose(compiled(*ours).numpy(), converted(*ours).numpy(),
                                rtol=1e-6, atol=1e-6)
+
+
+def test_constants_made_in_forward_are_copied_and_the_model_left_alone():
+    class Constant(torch.nn.Module):
+        def forward(self, x):
+            return x * torch.tensor([1.0, 2.0, 3.0]) + torch.ones(3)
+
+    model = Constant()
+    converted = torch_to_tensor(model)
+    # Both tensors are made while tracing, from Python values: constants.
+    assert [n.target for n in converted.graph.nodes if n.op == "get_attr"] == [
+        "_tensor_constant0", "_tensor_constant1"]
+    assert not hasattr(model, "_tensor_constant0")  # tracing stored them; conversion took them
+    x = torch.randn(2, 3)
+    assert_same(converted(*as_tensor_inputs((x,))), model(x))
