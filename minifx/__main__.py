@@ -1,11 +1,14 @@
-"""Command line: ``python -m minifx compare FILE.py:NAME [--input-shape 2,3 ...] [--diff]``."""
+"""Command line: ``python -m minifx compare FILE.py:NAME [options]`` (``--help`` lists them)."""
 
 from __future__ import annotations
 
 import os
 import sys
 
-USAGE = "usage: python -m minifx compare FILE.py:NAME [--input-shape 2,3[:DTYPE] ...] [--diff]"
+USAGE = (
+    "usage: python -m minifx compare FILE.py:NAME"
+    " [--input-shape 2,3[:DTYPE] ...] [--diff] [--convert]"
+)
 
 
 def main(argv: list[str]) -> int:

@@ -463,11 +463,16 @@ def build_parser() -> Any:
         "repeat once per input",
     )
     parser.add_argument("--diff", action="store_true", help="print only the lines that differ")
+    parser.add_argument(
+        "--convert",
+        action="store_true",
+        help="also convert the model to tensor (chapter 11) and check that it agrees with torch",
+    )
     return parser
 
 
 def main(argv: Sequence[str]) -> int:
-    """Entry point of ``python -m minifx compare FILE.py:NAME [--input-shape 2,3 ...]``."""
+    """Entry point of ``python -m minifx compare FILE.py:NAME [options]``."""
     args = build_parser().parse_args(argv)
     try:
         import torch  # noqa: F401
@@ -481,7 +486,14 @@ def main(argv: Sequence[str]) -> int:
     except CompareError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return 0 if compare(root, inputs, only_differences=args.diff) else 1
+    agree = compare(root, inputs, only_differences=args.diff)
+    if args.convert:
+        from minifx.convert import check_conversion
+
+        report = check_conversion(root, inputs)
+        print(f"\n{report.text}")
+        agree = agree and report.agree
+    return 0 if agree else 1
 
 
 MIN_WIDTH = 40
