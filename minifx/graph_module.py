@@ -110,6 +110,18 @@ def _with_filename(code: types.CodeType, filename: str) -> types.CodeType:
     return code.replace(co_filename=filename, co_consts=consts)
 
 
+def _install(module: Any, field: str, value: Any) -> None:
+    """``module.<field> = value``; a tensor that is not a parameter becomes a buffer,
+    as torch.fx does, so it is in ``state_dict()`` and ``get_buffer`` finds it."""
+    from ._framework import framework_of
+
+    framework = framework_of(value)
+    if framework.is_tensor(value) and not framework.is_parameter(value):
+        module.register_buffer(field, value)
+    else:
+        setattr(module, field, value)
+
+
 class GraphModule:
     """A module made from ``root``'s attributes and a Graph.
 
@@ -188,10 +200,7 @@ class GraphModule:
         if value is _MISSING:
             raise RuntimeError(f"GraphModule: node {node.name} ({node.op}) targets "
                                f"{node.target!r}, but the root has no attribute {field!r}")
-        if field in getattr(from_module, "_buffers", {}):
-            to_module.register_buffer(field, value)
-        else:
-            setattr(to_module, field, value)
+        _install(to_module, field, value)
         if node.target in walked:  # we just replaced a module on remembered paths
             for path in [p for p in walked if p == node.target or p.startswith(node.target + ".")]:
                 del walked[path]
@@ -201,7 +210,7 @@ class GraphModule:
         if parent is None:
             raise RuntimeError(
                 f"GraphModule: cannot install {target!r}: a non-module is in the way")
-        setattr(parent[0], parent[1], value)
+        _install(parent[0], parent[1], value)
 
     def _parent_of(self, target: str) -> tuple[Any, str] | None:
         """The module that is to hold ``target``'s last atom, and that atom.

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _functions as _core
 from .._dtype import as_dtype, dtype
-from .._tensor import Tensor
+from .._tensor import Tensor, in_op
 from ..backend import ops
 from ..overrides import tensor_function
 
@@ -247,7 +247,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         rows = math.prod(x.shape[:-1])
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and "
-            f"{w.shape[1]}x{w.shape[0]})"
+            f"{w.shape[1]}x{w.shape[0]}){in_op('linear', x.shape, w.shape)}"
         )
     if b is not None and b.shape not in ((w.shape[0],), (1,), ()):
         raise RuntimeError(
@@ -319,6 +319,7 @@ def conv2d(
         raise RuntimeError(
             f"Given groups={groups}, weight of size {_shape(w)}, expected input{_shape(shown)} "
             f"to have {w.shape[1] * groups} channels, but got {x.shape[1]} channels instead"
+            f"{in_op('conv2d', shown.shape, w.shape)}"
         )
     if b is not None and b.shape != (w.shape[0],):
         raise RuntimeError(
@@ -445,9 +446,10 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) 
 # ------------------------------------------------------------------ normalisation
 
 
-def _check_channel_vector(op, name, array, channels):
+def _check_channel_vector(op, name, array, channels, x):
     if array is not None and array.size != channels:
-        raise RuntimeError(f"{op}(): {name} should contain {channels} elements not {array.size}")
+        raise RuntimeError(f"{op}(): {name} should contain {channels} elements not {array.size}"
+                           f"{in_op(op, x.shape, array.shape)}")
 
 
 @tensor_function
@@ -478,7 +480,7 @@ def batch_norm(
         ("bias", bias),
     ):
         stats[name] = None if value is None else _float_array(value, "batch_norm", name)
-        _check_channel_vector("batch_norm", name, stats[name], channels)
+        _check_channel_vector("batch_norm", name, stats[name], channels, x)
     w = None if weight is None else stats["weight"].astype(x.dtype, copy=False)
     b = None if bias is None else stats["bias"].astype(x.dtype, copy=False)
     if training:
@@ -524,6 +526,7 @@ def layer_norm(
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in shape)}], but got input of size{_shape(x)}"
+            f"{in_op('layer_norm', x.shape)}"
         )
     w = _optional_float(weight, "layer_norm", "weight", x)
     b = _optional_float(bias, "layer_norm", "bias", x)
@@ -564,7 +567,8 @@ def embedding(
     if table.ndim != 2:
         raise RuntimeError(f"embedding(): 'weight' must be 2-D, got shape {_shape(table)}")
     if indices.size and (indices.min() < 0 or indices.max() >= table.shape[0]):
-        raise IndexError("index out of range in self")
+        raise IndexError(f"index out of range in self (in embedding: indices from "
+                         f"{indices.min()} to {indices.max()}, weight of shape {_shape(table)})")
     if max_norm is not None:
         rows = np.unique(indices)
         norms = np.linalg.norm(table[rows], ord=norm_type, axis=1)
