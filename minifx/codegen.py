@@ -289,7 +289,9 @@ class CodeGen:
                 target = n.target.lstrip("*")
                 if not is_plain_identifier(target) or len(n.target) - len(target) > 2:
                     raise ValueError(
-                        f"placeholder {n.name}: target {n.target!r} is not a Python identifier")
+                        f"placeholder {n.name}: target {n.target!r} is not a valid Python "
+                        "parameter name (an identifier that is no keyword), so no code can "
+                        "take it as an argument; rename the placeholder")
                 default = f" = {get_repr(n.args[0])}" if n.args else ""
                 free_vars.append(f"{n.target}{annotation}{default}")
                 if target != n.name:  # first, before any node may take the name `target`
@@ -351,7 +353,10 @@ class CodeGen:
             if n.meta.get("is_wrapped", False):
                 wrapped.setdefault(fn)
         elif op == "call_method":
-            obj = format_target(get_repr(args[0]), n.target, getattr_name)
+            # One attribute name, never a path: the Interpreter does getattr(obj, target).
+            self_obj = get_repr(args[0])
+            obj = (f"{self_obj}.{n.target}" if is_plain_identifier(n.target)
+                   else f"{getattr_name}({self_obj}, {_quote(n.target)})")
             body.append(f"{lhs} = {obj}({format_args(args[1:], kwargs)})")
         elif op == "call_module":
             module = format_target(root_module, n.target, getattr_name)
