@@ -289,9 +289,9 @@ class CodeGen:
                 target = n.target.lstrip("*")
                 if not is_plain_identifier(target) or len(n.target) - len(target) > 2:
                     raise ValueError(
-                        f"placeholder {n.name}: target {n.target!r} is not a valid Python "
-                        "parameter name (an identifier that is no keyword), so no code can "
-                        "take it as an argument; rename the placeholder")
+                        f"placeholder {n.name}: target {n.target!r} is not a Python identifier "
+                        "(or is a keyword), so it cannot be a parameter of forward; rename "
+                        "the placeholder")
                 default = f" = {get_repr(n.args[0])}" if n.args else ""
                 free_vars.append(f"{n.target}{annotation}{default}")
                 if target != n.name:  # first, before any node may take the name `target`

@@ -115,3 +115,12 @@ def test_generated_wrap_line_is_torch_fx_s_with_minifx_s_function():
     # binds its own wrap as the global `wrap`: the only difference.
     assert ours.code.replace('\nwrap("', '\ntorch.fx._symbolic_trace.wrap("') == theirs.code
     assert str(minifx.symbolic_trace(ours).graph) == str(ours.graph)
+
+
+def test_a_no_op_transformer_keeps_wrapped_calls_wrapped():
+    # Found by the random-program generator: the Transformer's new nodes lost
+    # `is_wrapped`, so the new code had no `wrap` line and a retrace traced through.
+    gm = minifx.symbolic_trace(uses_wrapped)
+    transformed = minifx.Transformer(gm).transform()
+    assert transformed.code == gm.code
+    assert_retrace_is_identical(transformed)
