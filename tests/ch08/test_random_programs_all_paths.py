@@ -14,7 +14,7 @@ from tests.generators import build, check_all_paths, plans
 pytestmark = pytest.mark.ch08
 
 
-@settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(plan=plans())
 def test_random_tensor_programs_agree_on_every_path(plan):
     model, args, concrete = build(plan, tensor)

@@ -31,7 +31,7 @@ def spelled_as_torch_fx(text):
     return text
 
 
-@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=50, suppress_health_check=[HealthCheck.too_slow])
 @given(plan=plans())
 def test_random_torch_programs_agree_with_torch_fx_and_every_path(plan):
     model, args, concrete = build(plan, torch)
