@@ -87,6 +87,10 @@ OPS = {
     "amax_keepdim": lambda m, L, a, b, mode: a.amax(dim=1, keepdim=True) - b,
     "unsqueeze_squeeze": lambda m, L, a, b, mode: a.unsqueeze(0).squeeze(0),
     "flatten_view": lambda m, L, a, b, mode: a.flatten().view(2, 4),
+    "leaf_called_twice": lambda m, L, a, b, mode: m.act(m.act(a) - 0.5),
+    "nested_parameter": lambda m, L, a, b, mode: a * m.block.gain,
+    "int_roundtrip": lambda m, L, a, b, mode: (a * 4).long().float() * 0.25,
+    "shape_attribute": lambda m, L, a, b, mode: a.view(a.shape[0], -1),
 }
 
 
@@ -95,7 +99,7 @@ class Plan:
     """One random program, as data: printed by hypothesis when a property fails."""
 
     steps: tuple[tuple[str, int, int], ...]
-    output: str  # "single", "tuple" or "dict"
+    output: str  # "single", "tuple", "dict" or "nested"
     mode: Any  # NO_MODE, or the value concrete_args fixes (True, False, 2, None)
     seed: int
 
@@ -106,7 +110,7 @@ def plans(max_steps: int = 8) -> st.SearchStrategy[Plan]:
     return st.builds(
         Plan,
         steps=st.lists(step, min_size=1, max_size=max_steps).map(tuple),
-        output=st.sampled_from(["single", "tuple", "dict"]),
+        output=st.sampled_from(["single", "tuple", "dict", "nested"]),
         mode=st.sampled_from([NO_MODE, True, False, 2, None]),
         seed=st.integers(0, 2**16),
     )
@@ -158,6 +162,8 @@ def build(plan: Plan, L: Any) -> tuple[Any, tuple, dict | None]:
                 return values[-1], values[len(values) // 2]
             if plan.output == "dict":
                 return {"out": values[-1], "mid": values[1]}
+            if plan.output == "nested":  # an input returned as it is, inside a dict
+                return {"pair": (values[-1], values[len(values) // 2]), "input": x}
             return values[-1]
 
     if plan.mode == NO_MODE:
@@ -228,6 +234,10 @@ class _Recorder(minifx.Interpreter):
         return result
 
 
+def _is_tensor(value: Any) -> bool:
+    return hasattr(value, "shape") and hasattr(value, "dtype")
+
+
 def _shapes(value: Any) -> Any:
     """The shapes inside a value (tensors become tuples of ints), or None."""
     if hasattr(value, "shape") and hasattr(value, "dtype"):
@@ -292,6 +302,8 @@ def check_all_paths(model: Any, args: tuple, concrete: dict | None) -> Any:
         value = recorder.values[node]
         if node.op == "output":
             assert _meta_shapes(node.meta.get("tensor_meta")) == _shapes(eager)
-        elif _shapes(value) is not None and not isinstance(value, (int, float, bool)):
+        elif any(_is_tensor(v) for v in leaves(value)):
             assert _meta_shapes(node.meta["tensor_meta"]) == _shapes(value), node.name
+        else:  # a size, an int: ShapeProp describes tensors only, as torch.fx's does
+            assert "tensor_meta" not in node.meta, node.name
     return gm
