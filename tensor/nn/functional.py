@@ -20,7 +20,8 @@ import numpy as np
 
 from .. import _functions as _core
 from .._dtype import as_dtype, dtype
-from .._tensor import Tensor, in_op
+from .._tensor import Tensor
+from .._tensor import in_op as _in_op
 from ..backend import ops
 from ..overrides import tensor_function
 
@@ -247,7 +248,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         rows = math.prod(x.shape[:-1])
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and "
-            f"{w.shape[1]}x{w.shape[0]}){in_op('linear', x.shape, w.shape)}"
+            f"{w.shape[1]}x{w.shape[0]}){_in_op('linear', x.shape, w.shape)}"
         )
     if b is not None and b.shape not in ((w.shape[0],), (1,), ()):
         raise RuntimeError(
@@ -319,7 +320,7 @@ def conv2d(
         raise RuntimeError(
             f"Given groups={groups}, weight of size {_shape(w)}, expected input{_shape(shown)} "
             f"to have {w.shape[1] * groups} channels, but got {x.shape[1]} channels instead"
-            f"{in_op('conv2d', shown.shape, w.shape)}"
+            f"{_in_op('conv2d', shown.shape, w.shape)}"
         )
     if b is not None and b.shape != (w.shape[0],):
         raise RuntimeError(
@@ -449,7 +450,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) 
 def _check_channel_vector(op, name, array, channels, x):
     if array is not None and array.size != channels:
         raise RuntimeError(f"{op}(): {name} should contain {channels} elements not {array.size}"
-                           f"{in_op(op, x.shape, array.shape)}")
+                           f"{_in_op(op, x.shape, array.shape)}")
 
 
 @tensor_function
@@ -526,7 +527,7 @@ def layer_norm(
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in shape)}], but got input of size{_shape(x)}"
-            f"{in_op('layer_norm', x.shape)}"
+            f"{_in_op('layer_norm', x.shape)}"
         )
     w = _optional_float(weight, "layer_norm", "weight", x)
     b = _optional_float(bias, "layer_norm", "bias", x)
