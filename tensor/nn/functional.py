@@ -129,11 +129,12 @@ def _unbatch(array: np.ndarray, unbatched: bool) -> Tensor:
     return _wrap(array[0] if unbatched else array)
 
 
-def _normalize_dim(dim: int, ndim: int) -> int:
+def _normalize_dim(dim: int, ndim: int, op: str) -> int:
     low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not low <= dim <= high:
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})"
+            f"{op}(): Dimension out of range (expected to be in range of [{low}, {high}], "
+            f"but got {dim})"
         )
     return dim % max(ndim, 1)
 
@@ -192,7 +193,7 @@ def _softmax_like(name: str, input: Tensor, dim: int | None, dtype: object) -> T
             "Change the call to include dim=X as an argument.",
             stacklevel=4,
         )
-    dim = _normalize_dim(dim, array.ndim)
+    dim = _normalize_dim(dim, array.ndim, name)
     if array.ndim == 0:
         return _wrap(getattr(ops(), name)(array.reshape(1), 0).reshape(()))
     return _wrap(getattr(ops(), name)(array, dim))
@@ -334,6 +335,7 @@ def conv2d(
             f"Calculated padded input size per channel: ({padded[0]} x {padded[1]}). "
             f"Kernel size: ({effective[0]} x {effective[1]}). "
             "Kernel size can't be greater than actual input size"
+            f"{_in_op('conv2d', x.shape, w.shape)}"
         )
     return _unbatch(ops().conv2d(x, w, b, stride, padding, dilation, groups), unbatched)
 

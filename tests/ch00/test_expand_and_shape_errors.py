@@ -86,6 +86,21 @@ def test_shape_errors_keep_torch_s_sentence_and_name_the_op_and_shapes(backend, 
     assert f"(in {op}: shape" in ours and shapes in ours
 
 
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: nn.Softmax(dim=5)(tensor.randn(3)), IndexError, ("softmax():", "got 5")),
+    (lambda: nn.Conv2d(1, 1, 5)(tensor.randn(1, 1, 2, 2)), RuntimeError,
+     ("in conv2d: shapes [1, 1, 2, 2] and [1, 1, 5, 5]",)),
+    (lambda: nn.BatchNorm2d(3)(tensor.randn(3)), ValueError,
+     ("in BatchNorm2d: input shape [3]",)),
+    (lambda: nn.MaxPool2d(2)(tensor.randn(3)), RuntimeError, ("max_pool2d():", "[3]")),
+], ids=["Softmax", "Conv2d kernel", "BatchNorm2d ndim", "MaxPool2d ndim"])
+def test_layer_modules_given_a_wrong_input_name_the_op_and_the_shape(call, error, words):
+    with pytest.raises(error) as info:
+        call()
+    for word in words:
+        assert word in str(info.value)
+
+
 def test_embedding_index_error_names_the_op_and_the_weight_shape():
     with pytest.raises(IndexError, match=re.escape("index out of range in self (in embedding: "
                                                    "indices from 0 to 5, weight of shape [4, 3])")):
