@@ -81,7 +81,9 @@ def _forward_from_src(src: str, globals_: dict[str, Any], owner: Any = None,
     passes its original's): it saves compiling again, the dearest step. Each
     ``forward`` keeps its source and code as ``_fx_compiled`` for that.
     """
-    filename = f"<eval_with_key>.{next(_source_ids)}"
+    # torch.fx names its sources `<eval_with_key>.N` with a counter of its own: ours
+    # say minifx, so that the two never overwrite each other's linecache entry.
+    filename = f"<eval_with_key>.minifx.{next(_source_ids)}"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     if owner is not None:
         weakref.finalize(owner, linecache.cache.pop, filename, None)
