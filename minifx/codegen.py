@@ -8,8 +8,10 @@ name handed out by the same Namespace that keeps node names unique.
 
 from __future__ import annotations
 
+import builtins as _builtins
 import enum
 import keyword
+import math
 import re
 import sys
 import types
@@ -47,19 +49,20 @@ def is_plain_identifier(s: str) -> bool:
     return s.isidentifier() and not keyword.iskeyword(s)
 
 
-def format_target(base: str, target: str) -> str:
+def format_target(base: str, target: str, getattr_name: str = "getattr") -> str:
     """``base.a.b``; a path element that is not an identifier goes through getattr.
 
     This is where attribute and module names enter the source, so a name
     such as ``x; import os`` becomes ``getattr(self, "x; import os")``: a string
-    literal, never code.
+    literal, never code. ``getattr_name`` is how the code spells ``getattr``
+    (another name when a placeholder is called ``getattr``).
     """
     if target.isidentifier() and not keyword.iskeyword(target):
         return f"{base}.{target}"  # the usual case, one plain name
     result = base
     for elem in target.split("."):
         result = f"{result}.{elem}" if is_plain_identifier(elem) else (
-            f"getattr({result}, {_quote(elem)})")
+            f"{getattr_name}({result}, {_quote(elem)})")
     return result
 
 
@@ -97,9 +100,8 @@ class CodeGen:
         self._body_transformer: Callable[[list[str]], list[str]] | None = None
 
     def gen_fn_def(self, free_vars: list[str], maybe_return_annotation: str) -> str:
-        """The ``def`` line; ``self`` always comes first."""
-        if not free_vars or free_vars[0] != "self":
-            free_vars = ["self", *free_vars]
+        """The ``def`` line. ``free_vars[0]`` is the module's own parameter (``self``,
+        or ``self_1`` when a placeholder takes the name ``self``)."""
         return f"def forward({', '.join(free_vars)}){maybe_return_annotation}:"
 
     def generate_output(self, output_args: Argument, repr_fn: Callable[[Any], str]) -> str:
@@ -111,9 +113,24 @@ class CodeGen:
                         verbose: bool = False) -> PythonCode:
         """Source and globals for ``graph``; ``root_module`` names the module (``self``)."""
         namespace = Namespace()
-        namespace.mark_used(n.name for n in graph.nodes)  # globals must not take them
-        free_vars: list[str] = []
+        # Globals must take neither a node's name nor a placeholder's parameter name:
+        # either would shadow them (a placeholder called `torch` hides the module).
+        node_names: set[str] = set()
+        params: set[str] = set()
+        for n in graph.nodes:
+            if n.name in node_names or not is_plain_identifier(n.name):
+                raise ValueError(
+                    f"node {n.name!r} ({n.op}): a node's name must be a unique Python "
+                    "identifier; let the graph name nodes (create_node's name= is made safe)")
+            node_names.add(n.name)
+            if n.op == "placeholder" and isinstance(n.target, str):
+                params.add(n.target.lstrip("*"))
+        taken = node_names | params
+        namespace.mark_used(taken)
+        root = root_module if root_module not in taken else namespace.create_name(root_module)
+        free_vars: list[str] = [root]
         body: list[str] = []
+        placeholder_lines: list[str] = []
         globals_: dict[str, Any] = {}
         wrapped: dict[str, None] = {}
         return_annotation = ""
@@ -128,12 +145,36 @@ class CodeGen:
             spelled_as[id(obj)] = spelling = _spell_global(hint, obj)
             return spelling
 
+        package_names: dict[str, str] = {}
+
+        def spell_package(path: str) -> str:
+            """Bind the package of ``tensor.sigmoid`` as a global; under another name
+            (``tensor_1.sigmoid``) when a node or a placeholder is called ``tensor``."""
+            package, _, rest = path.partition(".")
+            if package not in package_names:
+                name = package if package not in taken else namespace.create_name(package)
+                package_names[package] = name
+                globals_[name] = sys.modules[package]
+            return f"{package_names[package]}.{rest}"
+
+        builtin_names: dict[str, str] = {}
+
+        def spell_builtin(name: str) -> str:
+            """How the code spells a builtin it writes out (``getattr``, ``slice``,
+            ``Ellipsis``): its own name, or a bound alias when a parameter shadows it."""
+            if name not in taken:
+                return name
+            if name not in builtin_names:
+                value = custom_builtins[name] if name in custom_builtins else getattr(
+                    _builtins, name)
+                builtin_names[name] = alias = namespace.create_name(name)
+                globals_[alias] = value
+            return builtin_names[name]
+
         def _spell_global(name_hint: str, obj: Any) -> str:
             path = _package_path(obj)
             if path is not None:  # tensor.sigmoid: bind the package, print the path
-                package = path.split(".")[0]
-                globals_[package] = sys.modules[package]
-                return path
+                return spell_package(path)
             name = namespace.create_name(name_hint, obj)
             if name in globals_ and globals_[name] is not obj:
                 raise RuntimeError(f"global {name} is already bound to another object")
@@ -141,7 +182,8 @@ class CodeGen:
             return name
 
         for name, obj in custom_builtins.items():  # bound under their own names
-            globals_[namespace.create_name(name, obj)] = obj
+            if name not in taken:
+                globals_[namespace.create_name(name, obj)] = obj
 
         def type_repr(t: Any) -> str | None:
             """An annotation as torch.fx spells it: classes, generics and even
@@ -166,6 +208,10 @@ class CodeGen:
 
         def get_repr(arg: Argument) -> str:
             if type(arg) in _plain_literal_types:  # most arguments: repr is the source
+                if type(arg) is float and not math.isfinite(arg):
+                    text = repr(arg)
+                    bare = text.lstrip("-")
+                    return text.replace(bare, spell_builtin(bare))
                 return repr(arg)
             if isinstance(arg, Node):
                 return arg.name
@@ -182,26 +228,40 @@ class CodeGen:
                 items = ", ".join(f"{get_repr(k)}: {get_repr(v)}" for k, v in arg.items())
                 return "{" + items + "}"
             if isinstance(arg, slice):
-                return f"slice({get_repr(arg.start)}, {get_repr(arg.stop)}, {get_repr(arg.step)})"
+                return (f"{spell_builtin('slice')}({get_repr(arg.start)}, "
+                        f"{get_repr(arg.stop)}, {get_repr(arg.step)})")
             if isinstance(arg, enum.Enum):
-                return f"{add_global(type(arg), type(arg).__name__)}.{arg.name}"
-            if (isinstance(arg, _literal_types) or arg is Ellipsis
-                    or isinstance(arg, tuple(repr_literal_types))):
-                return repr(arg)
+                cls = add_global(type(arg), type(arg).__name__)
+                if is_plain_identifier(arg.name):
+                    return f"{cls}.{arg.name}"
+                return f"{cls}[{_quote(arg.name)}]"
+            if arg is Ellipsis:
+                return spell_builtin("Ellipsis")
+            if isinstance(arg, _literal_types) or isinstance(arg, tuple(repr_literal_types)):
+                text = repr(arg)
+                head = text.partition("(")[0]
+                if head in custom_builtins:  # device(type='cpu'): the class is a global
+                    text = spell_builtin(head) + text[len(head):]
+                return text
             if isinstance(arg, float):
-                return repr(arg)  # inf and nan are globals of the code
+                text = repr(arg)  # inf and nan are globals of the code
+                bare = text.lstrip("-")
+                return text if bare not in custom_builtins else text.replace(
+                    bare, spell_builtin(bare))
             spelled = _package_repr(arg)
             if spelled is not None:  # tensor.float32: the package is a global
-                package = spelled.split(".")[0]
-                globals_[package] = sys.modules[package]
-                return spelled
+                return spell_package(spelled)
             # Anything else has no safe literal spelling: bind it as a global.
             return add_global(arg)
 
         def format_args(args: tuple, kwargs: dict) -> str:
             parts = [get_repr(a) for a in args]
             if kwargs:
-                parts.extend(f"{k} = {get_repr(v)}" for k, v in kwargs.items())
+                plain = {k: v for k, v in kwargs.items() if is_plain_identifier(k)}
+                parts.extend(f"{k} = {get_repr(v)}" for k, v in plain.items())
+                if len(plain) < len(kwargs):  # a key that is no identifier: a string literal
+                    rest = {k: v for k, v in kwargs.items() if k not in plain}
+                    parts.append(f"**{get_repr(rest)}")
             return ", ".join(parts)
 
         # Each value is freed after its last use (`;  x = y = None`): walking
@@ -229,14 +289,16 @@ class CodeGen:
                 target = n.target.lstrip("*")
                 if not is_plain_identifier(target) or len(n.target) - len(target) > 2:
                     raise ValueError(
-                        f"placeholder {n.name}: target {n.target!r} is not a Python identifier")
+                        f"placeholder {n.name}: target {n.target!r} is not a Python identifier "
+                        "(or is a keyword), so it cannot be a parameter of forward; rename "
+                        "the placeholder")
                 default = f" = {get_repr(n.args[0])}" if n.args else ""
                 free_vars.append(f"{n.target}{annotation}{default}")
-                if target != n.name:
-                    body.append(f"{n.name} = {target}\n")
+                if target != n.name:  # first, before any node may take the name `target`
+                    placeholder_lines.append(f"{n.name} = {target}\n")
                 continue
-            self._emit(n, annotation, body, root_module, get_repr, format_args, add_global,
-                       wrapped)
+            self._emit(n, annotation, body, root, get_repr, format_args, add_global,
+                       wrapped, spell_builtin("getattr"))
             if n.op == "output":
                 if n.type is not None:
                     spelled = type_repr(n.type)
@@ -248,6 +310,7 @@ class CodeGen:
                 dead.append(n.name)
             body.append(f";  {' = '.join(dead)} = None\n" if dead else "\n")
 
+        body[:0] = placeholder_lines
         if not body:
             body.append("pass\n")
         wrap_stmts = ""
@@ -267,7 +330,7 @@ class CodeGen:
     # --8<-- [start:emit_node]
     def _emit(self, n: Node, annotation: str, body: list[str], root_module: str,
               get_repr: Callable, format_args: Callable, add_global: Callable,
-              wrapped: dict[str, None]) -> None:
+              wrapped: dict[str, None], getattr_name: str = "getattr") -> None:
         """Append the line for one node (without its newline) to ``body``."""
         lhs = f"{n.name}{annotation}"
         op, args, kwargs = n.op, n.args, n.kwargs
@@ -282,7 +345,7 @@ class CodeGen:
                             f"{lhs} = {get_repr(args[0])}")
                 return
             fn = add_global(n.target)
-            if (fn == "getattr" and len(args) == 2 and not kwargs
+            if (fn == getattr_name and len(args) == 2 and not kwargs
                     and isinstance(args[1], str) and is_plain_identifier(args[1])):
                 body.append(f"{lhs} = {format_target(get_repr(args[0]), args[1])}")
                 return
@@ -290,13 +353,16 @@ class CodeGen:
             if n.meta.get("is_wrapped", False):
                 wrapped.setdefault(fn)
         elif op == "call_method":
-            obj = format_target(get_repr(args[0]), n.target)
+            # One attribute name, never a path: the Interpreter does getattr(obj, target).
+            self_obj = get_repr(args[0])
+            obj = (f"{self_obj}.{n.target}" if is_plain_identifier(n.target)
+                   else f"{getattr_name}({self_obj}, {_quote(n.target)})")
             body.append(f"{lhs} = {obj}({format_args(args[1:], kwargs)})")
         elif op == "call_module":
-            module = format_target(root_module, n.target)
+            module = format_target(root_module, n.target, getattr_name)
             body.append(f"{lhs} = {module}({format_args(args, kwargs)})")
         elif op == "get_attr":
-            body.append(f"{lhs} = {format_target(root_module, n.target)}")
+            body.append(f"{lhs} = {format_target(root_module, n.target, getattr_name)}")
         elif op == "output":
             body.append(self.generate_output(args[0], get_repr))
         else:
@@ -328,6 +394,8 @@ def _package_path(obj: Any) -> str | None:
     package, _, rest = path.partition(".")
     if package not in node_mod.path_printed_packages or not rest:
         return None
+    if not all(is_plain_identifier(p) for p in rest.split(".")):
+        return None  # an attribute named like code is never printed as a path
     if node_mod._resolve(package, rest) is not obj:
         return None
     return path

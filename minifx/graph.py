@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
+import itertools
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -156,11 +157,9 @@ class Graph:
                 f"create_node({op}): kwargs must be a dict, got {type(kwargs).__name__}")
         candidate = name if name is not None else self._target_to_str(target)
         name = self._graph_namespace.create_name(candidate, None)
+        # An argument may still be a node of another graph, as in torch.fx: a
+        # program may copy nodes first and remap their inputs later. `lint` says so.
         node = Node(self, name, op, target, args, kwargs, type_expr)
-        for a in node._input_nodes:
-            if a.graph is not self:
-                node._update_args_kwargs((), {})  # undo the user edges just made
-                raise ValueError(f"create_node({op}): argument {a.name} belongs to another graph")
         self._insert(node)
         self._len += 1
         return node
@@ -335,7 +334,10 @@ class Graph:
             names.add(node.name)
             for arg in node._input_nodes:
                 if arg.graph is not self:
-                    raise RuntimeError(f"{where} reads {arg.name}, a node of another graph")
+                    raise RuntimeError(
+                        f"{where} reads {arg.name}, a node of another graph "
+                        f"({arg.graph.describe()}, not this {self.describe()}); copy nodes "
+                        "with node_copy and an arg_transform that maps their inputs here")
                 if arg not in seen:
                     why = "was erased" if arg._erased else "is defined later or not at all"
                     raise RuntimeError(f"{where} reads {arg.name}, which {why}")
@@ -407,6 +409,14 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<minifx.Graph with {len(self.nodes)} nodes>"
+
+    def describe(self) -> str:
+        """Which graph this is, in an error message: its module's class, or its first nodes."""
+        module = self.owning_module
+        owner = f" of {type(module).__name__}" if module is not None else ""
+        names = [n.name for n in itertools.islice(self.nodes, 3)]
+        more = ", ..." if len(self.nodes) > 3 else ""
+        return f"graph{owner} at {id(self):#x} with nodes [{', '.join(names)}{more}]"
 
     def print_tabular(self) -> None:
         """Print one row per node: opcode, name, target, args, kwargs."""

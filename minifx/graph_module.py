@@ -81,7 +81,9 @@ def _forward_from_src(src: str, globals_: dict[str, Any], owner: Any = None,
     passes its original's): it saves compiling again, the dearest step. Each
     ``forward`` keeps its source and code as ``_fx_compiled`` for that.
     """
-    filename = f"<eval_with_key>.{next(_source_ids)}"
+    # torch.fx names its sources `<eval_with_key>.N` with a counter of its own: ours
+    # say minifx, so that the two never overwrite each other's linecache entry.
+    filename = f"<eval_with_key>.minifx.{next(_source_ids)}"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     if owner is not None:
         weakref.finalize(owner, linecache.cache.pop, filename, None)
@@ -108,6 +110,18 @@ def _with_filename(code: types.CodeType, filename: str) -> types.CodeType:
     consts = tuple(_with_filename(c, filename) if isinstance(c, types.CodeType) else c
                    for c in code.co_consts)
     return code.replace(co_filename=filename, co_consts=consts)
+
+
+def _install(module: Any, field: str, value: Any) -> None:
+    """``module.<field> = value``; a tensor that is not a parameter becomes a buffer,
+    as torch.fx does, so it is in ``state_dict()`` and ``get_buffer`` finds it."""
+    from ._framework import framework_of
+
+    framework = framework_of(value)
+    if framework.is_tensor(value) and not framework.is_parameter(value):
+        module.register_buffer(field, value)
+    else:
+        setattr(module, field, value)
 
 
 class GraphModule:
@@ -188,10 +202,7 @@ class GraphModule:
         if value is _MISSING:
             raise RuntimeError(f"GraphModule: node {node.name} ({node.op}) targets "
                                f"{node.target!r}, but the root has no attribute {field!r}")
-        if field in getattr(from_module, "_buffers", {}):
-            to_module.register_buffer(field, value)
-        else:
-            setattr(to_module, field, value)
+        _install(to_module, field, value)
         if node.target in walked:  # we just replaced a module on remembered paths
             for path in [p for p in walked if p == node.target or p.startswith(node.target + ".")]:
                 del walked[path]
@@ -201,7 +212,7 @@ class GraphModule:
         if parent is None:
             raise RuntimeError(
                 f"GraphModule: cannot install {target!r}: a non-module is in the way")
-        setattr(parent[0], parent[1], value)
+        _install(parent[0], parent[1], value)
 
     def _parent_of(self, target: str) -> tuple[Any, str] | None:
         """The module that is to hold ``target``'s last atom, and that atom.

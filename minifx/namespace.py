@@ -80,7 +80,9 @@ class Namespace:
             base, num_text = _split_name(candidate)
         if num_text is None or candidate in self._used:
             num = self._base_count.get(base, 0)
-            if illegal_names.get(candidate, obj) is not obj:
+            # An illegal name stays only for the very object it names (the global
+            # `getattr` may be called getattr); `None` is a builtin whose value is None.
+            if candidate in illegal_names and (obj is None or illegal_names[candidate] is not obj):
                 num += 1
                 candidate = f"{base}_{num}"
         else:

@@ -197,9 +197,11 @@ class Node:
         return self._prev
 
     def prepend(self, x: Node) -> None:
-        """Move (or insert) ``x`` just before this node, in the same graph."""
+        """Move (or insert) ``x`` just before this node, in the same graph.
+
+        ``n.prepend(n)`` does nothing, as in torch.fx."""
         if x is self:
-            raise ValueError(f"cannot prepend node {self.name} to itself")
+            return
         if x.graph is not self.graph:
             raise ValueError(f"node {x.name} belongs to another graph than {self.name}")
         x._remove_from_list()

@@ -34,14 +34,23 @@ _NEVER_TENSORS = PLAIN_CONSTANTS | {tuple, list, dict, set, OrderedDict}
 # --8<-- [start:asserts]
 @register_side_effect
 def _assert(condition: Any, message: str) -> None:
-    """Checks, at run time, a value that ``concrete_args`` fixed during the trace."""
+    """Checks, at run time, a value that ``concrete_args`` fixed during the trace.
+
+    Given a Proxy (a GraphModule's code traced again) it records itself, as
+    ``torch._assert`` does through ``__torch_function__``: the retrace keeps the check.
+    """
+    if isinstance(condition, Proxy):
+        return condition.tracer.create_proxy("call_function", _assert, (condition, message), {})
     if not condition:
         raise AssertionError(message)
 
 
 @register_side_effect
 def _assert_is_none(value: Any, message: str) -> None:
-    """Checks, at run time, that an argument fixed to ``None`` is still ``None``."""
+    """Checks, at run time, that an argument fixed to ``None`` is still ``None``
+    (recorded again, like ``_assert``, when a retrace passes a Proxy)."""
+    if isinstance(value, Proxy):
+        return value.tracer.create_proxy("call_function", _assert_is_none, (value, message), {})
     if value is not None:
         raise AssertionError(message)
 # --8<-- [end:asserts]
@@ -133,7 +142,11 @@ def _recording(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         proxy = _find_proxy(args, kwargs)
         if proxy is not None:
-            return proxy.tracer.create_proxy("call_function", fn, args, kwargs)
+            result = proxy.tracer.create_proxy("call_function", fn, args, kwargs)
+            # The generated code registers the function again (a `wrap` line above
+            # forward), so that tracing the GraphModule keeps it one node, as torch.fx.
+            result.node.meta["is_wrapped"] = True
+            return result
         return fn(*args, **kwargs)
 
     wrapped.__wrapped__ = fn  # type: ignore[attr-defined]

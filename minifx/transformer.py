@@ -44,8 +44,12 @@ class _TransformerTracer(Tracer):
                     type_expr: Any | None = None) -> Node:
         node = super().create_node(kind, target, args, kwargs, name, type_expr)
         # A new node remembers the user's line that made the old one.
-        if self.source_node is not None and self.source_node.stack_trace and not node.stack_trace:
-            node.stack_trace = self.source_node.stack_trace
+        source = self.source_node
+        if source is not None and source.stack_trace and not node.stack_trace:
+            node.stack_trace = source.stack_trace
+        # A call of a `wrap`ped function stays one: the new code registers it again.
+        if source is not None and source.meta.get("is_wrapped") and target is source.target:
+            node.meta["is_wrapped"] = True
         return node
 # --8<-- [end:tracer]
 

@@ -33,7 +33,7 @@ from ._dtype import (
     scalar_dtype,
 )
 from ._size import Size
-from ._tensor import Tensor, _array_from_data, _shape_arg, _wrap_dim
+from ._tensor import Tensor, _array_from_data, _shape_arg, _wrap_dim, check_writable, in_op
 from .overrides import tensor_function
 
 _NUMBER_TYPES = (int, float, np.number, np.bool_)
@@ -95,7 +95,7 @@ def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
         else:
             raise RuntimeError(
                 f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
-                f"non-singleton dimension {i} (in {op}: shapes {list(a)} and {list(b)})"
+                f"non-singleton dimension {i}{in_op(op, a, b)}"
             )
     return tuple(out)
 
@@ -534,13 +534,13 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
             raise RuntimeError(
                 f"inconsistent tensor size, expected tensor [{inner_a}] and src [{inner_b}] to "
                 f"have the same number of elements, but got {inner_a} and {inner_b} elements "
-                "respectively"
+                f"respectively{in_op('matmul', a.shape, b.shape)}"
             )
         rows = a.shape[-2] if a.ndim > 1 else 1
         cols = b.shape[-1] if b.ndim > 1 else 1
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{inner_a} and {inner_b}x{cols}) "
-            f"(in matmul: shapes {list(a.shape)} and {list(b.shape)})"
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{inner_a} and {inner_b}x{cols})"
+            f"{in_op('matmul', a.shape, b.shape)}"
         )
     if a.ndim > 2 or b.ndim > 2:
         broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2] if b.ndim > 1 else ())
@@ -772,13 +772,14 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         if arr.ndim != first.ndim:
             raise RuntimeError(
                 f"Tensors must have same number of dimensions: got {first.ndim} and {arr.ndim}"
+                f"{in_op('cat', *(t._array.shape for t in items))}"
             )
         for k in range(first.ndim):
             if k != d and arr.shape[k] != first.shape[k]:
                 raise RuntimeError(
                     f"Sizes of tensors must match except in dimension {d}. Expected size "
                     f"{first.shape[k]} but got size {arr.shape[k]} for tensor number {i} in the "
-                    "list."
+                    f"list.{in_op('cat', *(t._array.shape for t in items))}"
                 )
     arrays = [_array_as(t, dt.numpy_dtype) for t in kept]
     return _wrap(np.concatenate(arrays, axis=d))
@@ -845,8 +846,7 @@ def _in_place(op_impl, name: str):
                 f"{name}(): result type {result.dtype!r} can't be cast to the desired output type "
                 f"{self.dtype!r}"
             )
-        if not target.flags.writeable:
-            raise RuntimeError(f"{name}(): cannot write into an expanded (broadcast) tensor")
+        check_writable(target, name)
         np.copyto(target, result._array, casting="same_kind")
         return self
 
@@ -866,17 +866,20 @@ def _zero_(self):
 
 def _copy_(self, src):
     _require_tensor(src, "copy_", "src")
+    check_writable(self._array, "copy_")
     broadcast_shapes("copy_", self._array.shape, src._array.shape)
     np.copyto(self._array, np.broadcast_to(src._array, self._array.shape), casting="unsafe")
     return self
 
 
 def _uniform_(self, a=0.0, b=1.0):
+    check_writable(self._array, "uniform_")
     self._array[...] = _generator.uniform(a, b, self._array.shape)
     return self
 
 
 def _normal_(self, mean=0.0, std=1.0):
+    check_writable(self._array, "normal_")
     self._array[...] = _generator.normal(mean, std, self._array.shape)
     return self
 

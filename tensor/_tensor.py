@@ -57,6 +57,25 @@ def _wrap_dim(dim: int, ndim: int, name: str) -> int:
     return int(dim) % bound
 
 
+def in_op(op: str, *shapes: Sequence[int]) -> str:
+    """`` (in add: shapes [2, 3] and [4, 3])``: what every shape error appends to torch's
+    sentence, so the message names the operation and the shapes it was given."""
+    listed = [str(list(s)) for s in shapes]
+    if len(listed) == 1:
+        return f" (in {op}: shape {listed[0]})"
+    return f" (in {op}: shapes {', '.join(listed[:-1])} and {listed[-1]})"
+
+
+def check_writable(arr: np.ndarray, op: str) -> None:
+    """Refuse an in-place ``op`` (``add_``, ``copy_``) into memory that two elements share
+    (an ``expand`` view: a stride 0 over a size above 1), as torch does, or that is read-only."""
+    if not arr.flags.writeable or any(st == 0 and n > 1 for n, st in zip(arr.shape, arr.strides)):
+        raise RuntimeError(
+            f"{op}(): unsupported operation: more than one element of the written-to tensor "
+            "refers to a single memory location (or it is read-only). Please clone() the "
+            "tensor before performing the operation.")
+
+
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     """Row-major strides in elements, torch's way (a size-0 dim counts as 1)."""
     strides = []
@@ -116,7 +135,8 @@ def _restride(arr: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
     return as_strided(arr, shape, byte_strides, writeable=arr.flags.writeable)
 
 
-def _infer_size(shape: tuple[int, ...], numel: int, name: str) -> tuple[int, ...]:
+def _infer_size(shape: tuple[int, ...], numel: int, name: str,
+                input_shape: Sequence[int] = ()) -> tuple[int, ...]:
     """Resolve a single -1 in a requested shape, checking the element count."""
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
@@ -126,10 +146,12 @@ def _infer_size(shape: tuple[int, ...], numel: int, name: str) -> tuple[int, ...
     known = math.prod(s for s in shape if s != -1)
     if unknown:
         if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}"
+                               f"{in_op(name, input_shape, shape)}")
         shape = shape[: unknown[0]] + (numel // known,) + shape[unknown[0] + 1 :]
     elif known != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}"
+                           f"{in_op(name, input_shape, shape)}")
     return shape
 
 
@@ -487,7 +509,7 @@ class Tensor:
         arr = self._array
         if len(shape) == 1 and isinstance(shape[0], dtype):
             raise TypeError("view(dtype) is not supported by tensor")
-        new_shape = _infer_size(_shape_arg(shape, "view"), arr.size, "view")
+        new_shape = _infer_size(_shape_arg(shape, "view"), arr.size, "view", arr.shape)
         if arr.flags.c_contiguous and arr.size:
             return Tensor._from_array(arr.reshape(new_shape))  # contiguous in, contiguous out
         strides = _view_strides(arr.shape, _strides(arr), new_shape)
@@ -495,6 +517,7 @@ class Tensor:
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+                f"{in_op('view', arr.shape, new_shape)}"
             )
         return Tensor._from_array(_restride(arr, new_shape, strides))
 
@@ -502,7 +525,8 @@ class Tensor:
     def reshape(self, *shape: int | Sequence[int]) -> Tensor:
         """Another shape: a view when the strides allow it, else a copy."""
         arr = self._array
-        new_shape = _infer_size(_shape_arg(shape, "reshape"), arr.size, "reshape")
+        new_shape = _infer_size(_shape_arg(shape, "reshape"), arr.size, "reshape",
+                                arr.shape)
         if arr.flags.c_contiguous and arr.size:
             return Tensor._from_array(arr.reshape(new_shape))
         strides = _view_strides(arr.shape, _strides(arr), new_shape)
@@ -640,7 +664,10 @@ class Tensor:
 
     @tensor_function
     def expand(self, *sizes: int | Sequence[int]) -> Tensor:
-        """A read-only view that repeats size-1 dims to `sizes` with stride 0 (-1 keeps a size)."""
+        """A view that repeats size-1 dims to `sizes` with stride 0 (-1 keeps a size).
+
+        Its ``numpy()`` is writable and shares memory with the base, as torch's; writing
+        into it in place is refused (``has_internal_overlap``)."""
         arr = self._array
         sizes = _shape_arg(sizes, "expand")
         if len(sizes) < arr.ndim:
@@ -678,9 +705,8 @@ class Tensor:
                     f"({old}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
                     f"Tensor sizes: {list(arr.shape)}"
                 )
-        out = as_strided(
-            arr, tuple(shape), tuple(s * arr.itemsize for s in strides), writeable=False
-        )
+        out = as_strided(arr, tuple(shape), tuple(s * arr.itemsize for s in strides),
+                         writeable=arr.flags.writeable)
         return Tensor._from_array(out)
 
     @tensor_function
@@ -698,11 +724,9 @@ class Tensor:
         if isinstance(value, Tensor):
             value = value._array
         target = self._array
-        if not target.flags.writeable:
-            raise RuntimeError(
-                "unsupported operation: more than one element of the written-to tensor refers "
-                "to a single memory location (it is an expanded view); clone it first"
-            )
+        if not target.flags.writeable:  # torch lets an expanded view be written, so do we
+            raise RuntimeError("cannot write into a read-only tensor (its NumPy array is not "
+                               "writeable); clone it first")
         target[_numpy_index(index, target.ndim)] = value
 
     # ---- Python protocols (not dispatched) ---------------------------------

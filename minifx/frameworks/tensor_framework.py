@@ -69,6 +69,15 @@ class TensorFramework(Framework):
                 return path
         return None
 
+    def check_traced_through(self, module: Any, qualname: str) -> None:
+        """Refuse hooks on the root: the trace runs ``forward`` itself, so they would be
+        lost. (A traced-through submodule is called, so its hooks run and are recorded.)"""
+        if qualname == "" and (module._forward_hooks or module._forward_pre_hooks):
+            raise RuntimeError(
+                f"cannot trace the root module ({type(module).__name__}): it has forward "
+                "hooks, which tracing would lose because its forward is recorded op by op. "
+                "Remove the hooks, or trace a module that holds this one as a submodule.")
+
     def assert_function(self) -> Callable[[Any, str], Any]:
         from ..tracer import _assert
 

@@ -21,6 +21,7 @@ import numpy as np
 from .. import _functions as _core
 from .._dtype import as_dtype, dtype
 from .._tensor import Tensor
+from .._tensor import in_op as _in_op
 from ..backend import ops
 from ..overrides import tensor_function
 
@@ -128,11 +129,12 @@ def _unbatch(array: np.ndarray, unbatched: bool) -> Tensor:
     return _wrap(array[0] if unbatched else array)
 
 
-def _normalize_dim(dim: int, ndim: int) -> int:
+def _normalize_dim(dim: int, ndim: int, op: str) -> int:
     low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not low <= dim <= high:
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})"
+            f"{op}(): Dimension out of range (expected to be in range of [{low}, {high}], "
+            f"but got {dim})"
         )
     return dim % max(ndim, 1)
 
@@ -191,7 +193,7 @@ def _softmax_like(name: str, input: Tensor, dim: int | None, dtype: object) -> T
             "Change the call to include dim=X as an argument.",
             stacklevel=4,
         )
-    dim = _normalize_dim(dim, array.ndim)
+    dim = _normalize_dim(dim, array.ndim, name)
     if array.ndim == 0:
         return _wrap(getattr(ops(), name)(array.reshape(1), 0).reshape(()))
     return _wrap(getattr(ops(), name)(array, dim))
@@ -247,7 +249,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         rows = math.prod(x.shape[:-1])
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and "
-            f"{w.shape[1]}x{w.shape[0]})"
+            f"{w.shape[1]}x{w.shape[0]}){_in_op('linear', x.shape, w.shape)}"
         )
     if b is not None and b.shape not in ((w.shape[0],), (1,), ()):
         raise RuntimeError(
@@ -319,6 +321,7 @@ def conv2d(
         raise RuntimeError(
             f"Given groups={groups}, weight of size {_shape(w)}, expected input{_shape(shown)} "
             f"to have {w.shape[1] * groups} channels, but got {x.shape[1]} channels instead"
+            f"{_in_op('conv2d', shown.shape, w.shape)}"
         )
     if b is not None and b.shape != (w.shape[0],):
         raise RuntimeError(
@@ -332,6 +335,7 @@ def conv2d(
             f"Calculated padded input size per channel: ({padded[0]} x {padded[1]}). "
             f"Kernel size: ({effective[0]} x {effective[1]}). "
             "Kernel size can't be greater than actual input size"
+            f"{_in_op('conv2d', x.shape, w.shape)}"
         )
     return _unbatch(ops().conv2d(x, w, b, stride, padding, dilation, groups), unbatched)
 
@@ -445,9 +449,10 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) 
 # ------------------------------------------------------------------ normalisation
 
 
-def _check_channel_vector(op, name, array, channels):
+def _check_channel_vector(op, name, array, channels, x):
     if array is not None and array.size != channels:
-        raise RuntimeError(f"{op}(): {name} should contain {channels} elements not {array.size}")
+        raise RuntimeError(f"{op}(): {name} should contain {channels} elements not {array.size}"
+                           f"{_in_op(op, x.shape, array.shape)}")
 
 
 @tensor_function
@@ -478,7 +483,7 @@ def batch_norm(
         ("bias", bias),
     ):
         stats[name] = None if value is None else _float_array(value, "batch_norm", name)
-        _check_channel_vector("batch_norm", name, stats[name], channels)
+        _check_channel_vector("batch_norm", name, stats[name], channels, x)
     w = None if weight is None else stats["weight"].astype(x.dtype, copy=False)
     b = None if bias is None else stats["bias"].astype(x.dtype, copy=False)
     if training:
@@ -524,6 +529,7 @@ def layer_norm(
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in shape)}], but got input of size{_shape(x)}"
+            f"{_in_op('layer_norm', x.shape)}"
         )
     w = _optional_float(weight, "layer_norm", "weight", x)
     b = _optional_float(bias, "layer_norm", "bias", x)
@@ -564,7 +570,8 @@ def embedding(
     if table.ndim != 2:
         raise RuntimeError(f"embedding(): 'weight' must be 2-D, got shape {_shape(table)}")
     if indices.size and (indices.min() < 0 or indices.max() >= table.shape[0]):
-        raise IndexError("index out of range in self")
+        raise IndexError(f"index out of range in self (in embedding: indices from "
+                         f"{indices.min()} to {indices.max()}, weight of shape {_shape(table)})")
     if max_norm is not None:
         rows = np.unique(indices)
         norms = np.linalg.norm(table[rows], ord=norm_type, axis=1)

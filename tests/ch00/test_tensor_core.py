@@ -16,8 +16,6 @@ import tensor
 
 pytestmark = pytest.mark.ch00
 
-SHAPES = [(2, 3), (3, 1, 4), (0, 3), (1,), ()]
-
 # ---------------------------------------------------------------------------
 # unary
 # ---------------------------------------------------------------------------
@@ -25,14 +23,8 @@ SHAPES = [(2, 3), (3, 1, 4), (0, 3), (1,), ()]
 UNARY = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu"]
 
 
-@pytest.mark.parametrize("op", UNARY)
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_unary_function_and_method(backend, op, dtype, shape):
-    for _layout, ours, theirs in views(shape, dtype):
-        expected = getattr(torch, op)(theirs)
-        check(getattr(tensor, op)(ours), expected)
-        check(getattr(ours, op)(), expected)
+# Each unary op as function and method, every dtype, shape and layout, against torch
+# and NumPy: the op table (op_db.py, test_op_db.py).
 
 
 def test_unary_operators(backend):
@@ -57,48 +49,8 @@ def test_unary_extremes_match_torch(backend):
 # binary
 # ---------------------------------------------------------------------------
 
-SHAPE_PAIRS = [
-    ((2, 3), (2, 3)),
-    ((2, 3), (3,)),
-    ((4, 1, 3), (2, 1)),
-    ((0, 3), (1, 3)),
-    ((2, 1), (1, 0)),
-    ((), (2, 2)),
-    ((1,), (3,)),
-    ((3, 1), ()),
-]
-DTYPE_PAIRS = [
-    ("float32", "float32"),
-    ("float32", "float64"),
-    ("int64", "float32"),
-    ("int32", "int64"),
-    ("bool", "int64"),
-    ("bool", "bool"),
-    ("int64", "int64"),
-    ("float64", "int32"),
-    ("int32", "float32"),
-]
-ARITH = ["add", "sub", "mul", "div", "maximum", "minimum"]
-COMPARE = ["gt", "lt", "ge", "le", "eq", "ne"]
-
-
-@pytest.mark.parametrize("op", ARITH + COMPARE + ["bitwise_and", "bitwise_or", "pow"])
-@pytest.mark.parametrize("dtypes", DTYPE_PAIRS, ids=str)
-@pytest.mark.parametrize("shapes", SHAPE_PAIRS, ids=str)
-def test_binary_broadcast_and_promotion(backend, op, dtypes, shapes):
-    da, db = dtypes
-    a, b = data(shapes[0], da), data(shapes[1], db)
-    if op == "pow":  # keep integer powers defined: small non-negative exponents
-        b = np.abs(b) % 3 if db != "bool" else b
-    (oa, ta), (ob, tb) = pair(a), pair(b)
-    try:
-        expected = getattr(torch, op)(ta, tb)
-    except RuntimeError:  # what torch refuses (bool subtraction, bitwise on floats) we refuse
-        with pytest.raises((TypeError, RuntimeError)):
-            getattr(tensor, op)(oa, ob)
-        return
-    check(getattr(tensor, op)(oa, ob), expected)
-    check(getattr(oa, op)(ob), expected)
+# Every binary op as function and method, broadcast shape pairs and dtype pairs (torch's
+# promotion; what torch refuses is refused), views and Python scalars: op_db.py.
 
 
 def test_binary_on_views(backend):
@@ -250,25 +202,7 @@ def test_matmul_on_views(backend):
 # reductions
 # ---------------------------------------------------------------------------
 
-DIMS = [None, 0, -1, 1, (0, 2), (-1, 0), ()]
-
-
-@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin"])
-@pytest.mark.parametrize("dim", DIMS, ids=str)
-@pytest.mark.parametrize("keepdim", [False, True])
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
-def test_reductions(backend, op, dim, keepdim, dtype):
-    if op == "mean" and dtype in ("int64", "bool"):
-        return  # torch refuses; see test_tensor_errors
-    if op in ("amax", "amin") and dim is None:
-        dim = ()
-    for _, ours, theirs in views((2, 3, 4), dtype):
-        kwargs = {"keepdim": keepdim} if dim is not None else {}
-        if dim is not None:
-            kwargs["dim"] = dim
-        expected = getattr(torch, op)(theirs, **kwargs)
-        check(getattr(tensor, op)(ours, **kwargs), expected, rtol=1e-5, atol=1e-5)
-        check(getattr(ours, op)(**kwargs), expected, rtol=1e-5, atol=1e-5)
+# sum, mean, amax and amin over every dim spec, keepdim, dtype and layout: op_db.py.
 
 
 @pytest.mark.parametrize("op", ["sum", "mean"])

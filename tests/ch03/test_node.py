@@ -5,6 +5,8 @@ import operator
 from collections import namedtuple
 
 import pytest
+import torch
+import torch.fx
 
 import minifx
 import tensor.nn as nn
@@ -126,13 +128,37 @@ def test_bad_node_construction_is_refused():
         g.create_node("call_function", operator.add, [1, 2])
 
 
-def test_argument_from_another_graph_refused_and_undone():
+def test_argument_from_another_graph_is_accepted_and_reported_by_lint():
+    # torch.fx accepts it (copy first, remap later); lint names the node and both graphs.
     g, x, y, a, b = chain()
     other = minifx.Graph()
-    with pytest.raises(ValueError, match="argument x belongs to another graph"):
-        other.call_function(operator.neg, (x,))
-    assert list(x.users) == [a, b]  # no stale edge left behind
-    assert len(other.nodes) == 0
+    z = other.placeholder("z")
+    neg = other.call_function(operator.neg, (x,))
+    other.output(neg)
+    assert neg.args == (x,) and neg in x.users
+    with pytest.raises(RuntimeError, match=r"Node neg \(call_function operator.neg\) reads x, a "
+                       r"node of another graph \(graph at 0x[0-9a-f]+ with nodes \[x, y, add"):
+        other.lint()
+    neg.replace_input_with(x, z)  # remapped: both graphs are whole again
+    other.lint()
+    assert list(x.users) == [a, b]
+    torch_graph, torch_other = torch.fx.Graph(), torch.fx.Graph()
+    tx = torch_graph.placeholder("x")
+    torch_other.output(torch_other.call_function(operator.neg, (tx,)))  # accepted there too
+    with pytest.raises(RuntimeError, match="does not belong to this Graph"):
+        torch_other.lint()
+
+
+def test_prepending_a_node_to_itself_does_nothing():
+    g, x, y, a, b = chain()
+    a.prepend(a)
+    a.append(a)
+    assert [n.name for n in g.nodes] == ["x", "y", "add", "mul", "output"]
+    g.lint()
+    tg = torch.fx.Graph()
+    tx = tg.placeholder("x")
+    tx.prepend(tx)  # torch.fx: a no-op as well
+    assert [n.name for n in tg.nodes] == ["x"]
 
 
 def test_registered_side_effects_and_impure_modules_survive_dce():

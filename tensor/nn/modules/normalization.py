@@ -75,7 +75,8 @@ class BatchNorm2d(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         if isinstance(input, Tensor) and input.ndim != 4:
-            raise ValueError(f"expected 4D input (got {input.ndim}D input)")
+            raise ValueError(f"expected 4D input (got {input.ndim}D input) (in "
+                             f"{type(self).__name__}: input shape {list(input.shape)})")
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked._array[...] += 1
