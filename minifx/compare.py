@@ -152,14 +152,13 @@ class KnownDifference:
     """A difference minifx documents as necessary: a line that must name its own library.
 
     ``ours`` and ``theirs`` match the two spellings; both are read as
-    ``common`` before the texts are compared. ``ours=None`` is a line that only
-    torch.fx writes.
+    ``common`` before the texts are compared.
     """
 
     why: str
     theirs: re.Pattern
-    ours: re.Pattern | None = None
-    common: str = ""
+    ours: re.Pattern
+    common: str
 
 
 KNOWN_DIFFERENCES = (
@@ -170,9 +169,11 @@ KNOWN_DIFFERENCES = (
         common="<fx>._assert_is_none",
     ),
     KnownDifference(
-        why="torch.fx writes wrap(...) above forward so a retrace keeps math functions leaves; "
-        "minifx keeps them leaves without that line",
-        theirs=re.compile(r'torch\.fx\._symbolic_trace\.wrap\("[A-Za-z_][A-Za-z0-9_]*"\)'),
+        why="the wrap(...) line above forward, which keeps a wrapped function a leaf when the "
+        "code is traced again, calls each library's own wrap",
+        theirs=re.compile(r'^torch\.fx\._symbolic_trace\.wrap\((?="[A-Za-z_][A-Za-z0-9_]*"\)$)'),
+        ours=re.compile(r'^wrap\((?="[A-Za-z_][A-Za-z0-9_]*"\)$)'),
+        common="<fx>.wrap(",
     ),
 )
 # --8<-- [end:known]
@@ -183,17 +184,9 @@ def _canonical(line: str, ours: bool) -> tuple[str, str | None]:
     why = None
     for known in KNOWN_DIFFERENCES:
         pattern = known.ours if ours else known.theirs
-        if pattern is not None and known.ours is not None and pattern.search(line):
+        if pattern.search(line):
             line, why = pattern.sub(known.common, line), known.why
     return line, why
-
-
-def _only_theirs(line: str) -> str | None:
-    """Why a line that only torch.fx writes is known, or None."""
-    for known in KNOWN_DIFFERENCES:
-        if known.ours is None and known.theirs.fullmatch(line.strip()):
-            return known.why
-    return None
 
 
 # --8<-- [start:side_by_side]
@@ -235,8 +228,7 @@ def diff_rows(left: str, right: str) -> list[Row]:
             elif la is not None:
                 rows.append(Row(la, "<", None))
             else:
-                why = _only_theirs(rb)
-                rows.append(Row(None, "~" if why else ">", rb, why))
+                rows.append(Row(None, ">", rb))
     return rows
 
 
