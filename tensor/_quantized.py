@@ -17,7 +17,8 @@ The rounding is torch's, measured against torch 2.13 on x86: per-tensor,
 ``nearbyint(r * (1/scale) + zero_point)`` in float32 with a single rounding
 of the multiply-add (a fused multiply-add, which is what torch's vectorised
 loop computes), so ties go to the even integer *after* adding the zero point;
-per-channel, ``nearbyint(r / scale) + zero_point`` in double precision.
+per-channel, the same in float32 but with the product rounded before the zero
+point is added (two roundings, no fused multiply-add).
 
 Operations reach a QTensor through the ``__tensor_function__`` protocol, the
 way torch's dispatcher picks a QuantizedCPU kernel: the functions that only
@@ -148,8 +149,9 @@ def quantize_per_channel(
     shape = [1] * arr.ndim
     shape[axis] = -1
     qmin, qmax = quantized_range(dtype)
-    q = np.rint(arr.astype(np.float64) / scale_arr.reshape(shape)) + zp_arr.reshape(shape)
-    q = np.clip(q, qmin, qmax).astype(dtype.numpy_dtype)
+    inv_scale = (np.float32(1.0) / scale_arr.astype(np.float32)).reshape(shape)
+    shifted = arr.astype(np.float32) * inv_scale + zp_arr.reshape(shape).astype(np.float32)
+    q = np.clip(np.rint(shifted), qmin, qmax).astype(dtype.numpy_dtype)
     return QTensor._make(q, dtype, scale_arr, zp_arr, axis)
 
 
@@ -227,8 +229,9 @@ class QTensor(Tensor):
         shape = [1] * self._array.ndim
         shape[self._axis] = -1
         zp = self._zero_point.reshape(shape)
-        scale = self._scale.astype(np.float32).reshape(shape)
-        return Tensor._from_array((self._array.astype(np.int64) - zp).astype(np.float32) * scale)
+        scale = self._scale.reshape(shape)  # float64, as torch keeps per-channel scales
+        values = (self._array.astype(np.int64) - zp) * scale
+        return Tensor._from_array(values.astype(np.float32))
 
     def __repr__(self) -> str:
         size = tuple(self._array.shape)

@@ -86,15 +86,19 @@ def lower_to_quantized(gm: GraphModule, weight_qconfigs: dict, backend: QuantBac
     """Rewrite the reference graph of ``gm`` in place into int8 modules and ops."""
     graph = gm.graph
     modules = modules_of(gm)
+    float_layers: dict[str, Any] = {}  # target -> float module, for layers called twice
     for node in list(graph.nodes):
         if node.graph is None or node.op in ("placeholder", "output", "get_attr"):
             continue
         kind = node_kind(node, modules, backend)
+        if node.op == "call_module" and node.target in float_layers:
+            kind = "quantized"  # called again: rebuilt below with this call's qparams,
+            # so that every call uses the last call's, as torch's convert_fx does
         if kind == "quantized" and _is_dequantize(node.args[0]):
             q = _only_quantize_reader(node, backend)
             if q is None or node.target not in weight_qconfigs:
                 continue
-            module = modules[node.target]
+            module = float_layers.setdefault(node.target, modules[node.target])
             quantized_type = backend.quantized_modules[type(module)]
             weight = _quantized_weight(module, weight_qconfigs[node.target], backend)
             new = backend.build_quantized(
