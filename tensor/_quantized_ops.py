@@ -145,6 +145,22 @@ def _range(relu: bool, zero_point: int) -> tuple[int, int]:
     return (max(qmin, zero_point) if relu else qmin), qmax
 
 
+# Below this many columns the GEMM vectorises along the output channels instead.
+_NARROW = 64
+
+
+def _gemm(w: np.ndarray, cols: np.ndarray, mult, bias, inv_out, zero_point: int, relu: bool):
+    """requant(w @ cols): (O, K) int16 weights, (K, P) int16 columns -> (O, P) uint8."""
+    qmin, qmax = _range(relu, zero_point)
+    out = np.empty((w.shape[0], cols.shape[1]), dtype=np.uint8)
+    if cols.shape[1] < _NARROW:
+        qk.qgemm_requant_narrow(_transposed(w), cols, mult, bias, inv_out,
+                                np.float32(zero_point), qmin, qmax, out)
+    else:
+        qk.qgemm_requant(w, cols, mult, bias, inv_out, np.float32(zero_point), qmin, qmax, out)
+    return out
+
+
 # --8<-- [start:qlinear]
 def qlinear(
     x: QTensor, weight: QTensor, bias, scale: float, zero_point: int, relu: bool = False
@@ -155,21 +171,43 @@ def qlinear(
     lead, k = arr.shape[:-1], arr.shape[-1]
     rows = arr.reshape(-1, k)
     cols = np.ascontiguousarray((rows.astype(np.int16) - np.int16(x._zero_point)).T)
-    w = np.ascontiguousarray(weight._array, dtype=np.int16)
+    w = _int16_weight(weight)
     mult, b, inv_out = _requant_args(scale, zero_point, x, weight._scale, bias)
-    qmin, qmax = _range(relu, zero_point)
-    out = np.empty((w.shape[0], rows.shape[0]), dtype=np.uint8)
-    qk.qgemm_requant(w, cols, mult, b, inv_out, np.float32(zero_point), qmin, qmax, out)
+    out = _gemm(w, cols, mult, b, inv_out, zero_point, relu)
     result = np.ascontiguousarray(out.T).reshape(*lead, w.shape[0])
     return QTensor._make(result, quint8, float(scale), int(zero_point))
 # --8<-- [end:qlinear]
 
 
+_TRANSPOSED: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _transposed(w: np.ndarray) -> np.ndarray:
+    """``w.T`` made contiguous, once per weight matrix (keyed by the matrix it came from)."""
+    entry = _TRANSPOSED.get(id(w))
+    if entry is None or entry[0] is not w:
+        entry = (w, np.ascontiguousarray(w.T))
+        _TRANSPOSED[id(w)] = entry
+    return entry[1]
+
+
+def _int16_weight(weight: QTensor) -> np.ndarray:
+    """The weight's integers as a (O, K) int16 matrix, made once per weight and kept."""
+    cached = weight.__dict__.get("_int16_matrix")
+    if cached is None:
+        cached = np.ascontiguousarray(weight._array.reshape(weight._array.shape[0], -1),
+                                      dtype=np.int16)
+        weight.__dict__["_int16_matrix"] = cached
+    return cached
+
+
+# --8<-- [start:qconv2d]
 def qconv2d(
     x: QTensor, weight: QTensor, bias, stride, padding, dilation, groups: int,
     scale: float, zero_point: int, relu: bool = False,
 ) -> QTensor:
-    """Quantized 2-d convolution: im2col of the shifted integers, then ``qgemm_requant``."""
+    """Quantized 2-d convolution: im2col of every image's shifted integers side by side,
+    then one ``qgemm_requant`` for the whole batch."""
     x = _per_tensor(x, "quantized conv2d")
     if groups != 1:
         raise NotImplementedError("quantized conv2d: groups other than 1 are not supported")
@@ -181,17 +219,17 @@ def qconv2d(
     dh, dw = _pair(dilation)
     oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    w = np.ascontiguousarray(weight._array.reshape(o, -1), dtype=np.int16)
+    w = _int16_weight(weight)
     mult, b, inv_out = _requant_args(scale, zero_point, x, weight._scale, bias)
-    qmin, qmax = _range(relu, zero_point)
-    cols = np.empty((c * kh * kw, oh * ow), dtype=np.int16)
-    out = np.empty((n, o, oh * ow), dtype=np.uint8)
+    cols = np.empty((c * kh * kw, n, oh * ow), dtype=np.int16)
     zp = np.int16(x._zero_point)
     src = np.ascontiguousarray(arr)
     for i in range(n):
-        qk.im2col_shifted(src[i], zp, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols)
-        qk.qgemm_requant(w, cols, mult, b, inv_out, np.float32(zero_point), qmin, qmax, out[i])
-    return QTensor._make(out.reshape(n, o, oh, ow), quint8, float(scale), int(zero_point))
+        qk.im2col_shifted(src[i], zp, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols[:, i, :])
+    out = _gemm(w, cols.reshape(c * kh * kw, n * oh * ow), mult, b, inv_out, zero_point, relu)
+    result = np.ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
+    return QTensor._make(result, quint8, float(scale), int(zero_point))
+# --8<-- [end:qconv2d]
 
 
 def qadd(a: QTensor, b: QTensor, scale: Any, zero_point: Any, relu: bool = False) -> QTensor:

@@ -68,10 +68,19 @@ def test_conv2d_equals_torchs(config, relu):
     assert repr(ours) == repr(theirs).replace("torch.", "tensor.")
 
 
+def test_conv2d_on_small_images_equals_torchs():
+    """Few output pixels: the GEMM runs along the output channels (``qgemm_requant_narrow``)."""
+    qx, tx = reduced_range_input((1, 8, 5, 5), seed=4)
+    ours, theirs = twin_modules(nnq.ConvReLU2d, tnniq.ConvReLU2d, (8, 70, 3),
+                                dict(stride=2, padding=1), (70, 8, 3, 3), True, 0.05, 64)
+    assert np.array_equal(ints(ours(qx)), ints(theirs(tx)))
+
+
+@pytest.mark.parametrize("rows", [33, 130])  # the narrow and the wide GEMM
 @pytest.mark.parametrize("relu", [False, True])
 @pytest.mark.parametrize("bias", [True, False])
-def test_linear_equals_torchs(relu, bias):
-    qx, tx = reduced_range_input((33, 40), seed=1)
+def test_linear_equals_torchs(relu, bias, rows):
+    qx, tx = reduced_range_input((rows, 40), seed=1)
     ours, theirs = twin_modules(
         nnq.LinearReLU if relu else nnq.Linear, tnniq.LinearReLU if relu else tnnq.Linear,
         (40, 7), {}, (7, 40), bias, 0.03, 70,

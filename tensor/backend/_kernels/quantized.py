@@ -71,6 +71,46 @@ def qgemm_requant(w, cols, mult, bias, inv_out, zp_out, qmin, qmax, out):
 
 
 @njit(cache=True, parallel=True)
+def qgemm_requant_narrow(w_t, cols, mult, bias, inv_out, zp_out, qmin, qmax, out):
+    """``qgemm_requant`` for few columns (deep layers, small images): the same sums, but
+    vectorised along the output channels. w_t is the weight transposed, (K, O) int16.
+
+    With only a handful of columns a row of ``cols`` is too short to fill a vector
+    register, while a row of the transposed weight (one entry per output channel)
+    is long; four columns at a time share each load of it.
+    """
+    depth, n_out = w_t.shape
+    width = cols.shape[1]
+    n_blocks = (width + 3) // 4
+    for blk in prange(n_blocks):
+        p0 = blk * 4
+        cols_here = min(4, width - p0)
+        acc = np.zeros((4, n_out), dtype=np.int32)
+        for k in range(depth):
+            row = w_t[k]
+            c0 = np.int32(cols[k, p0])
+            c1 = np.int32(cols[k, p0 + 1]) if cols_here > 1 else np.int32(0)
+            c2 = np.int32(cols[k, p0 + 2]) if cols_here > 2 else np.int32(0)
+            c3 = np.int32(cols[k, p0 + 3]) if cols_here > 3 else np.int32(0)
+            a0, a1, a2, a3 = acc[0], acc[1], acc[2], acc[3]
+            for o in range(n_out):
+                wv = np.int32(row[o])
+                a0[o] += c0 * wv
+                a1[o] += c1 * wv
+                a2[o] += c2 * wv
+                a3[o] += c3 * wv
+        for r in range(cols_here):
+            for o in range(n_out):
+                v = np.float32(acc[r, o]) * mult[o] + bias[o]
+                q = np.rint(v * inv_out) + zp_out
+                if q < qmin:
+                    q = qmin
+                elif q > qmax:
+                    q = qmax
+                out[o, p0 + r] = q
+
+
+@njit(cache=True, parallel=True)
 def im2col_shifted(x, zp, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
     """cols[(c, i, j), (y, x)] = x[c, y*sh - ph + i*dh, x*sw - pw + j*dw] - zp, 0 outside.
 
