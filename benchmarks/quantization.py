@@ -78,7 +78,8 @@ def _models(lib_name: str, int8: bool, batch: int, size: int):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch.ao's deprecation notices
-        prepared = prepare_fx(theirs, get_default_qconfig_mapping("x86"), (torch.zeros(1, 3, 8, 8),))
+        mapping = get_default_qconfig_mapping("x86")
+        prepared = prepare_fx(theirs, mapping, (torch.zeros(1, 3, 8, 8),))
         for images in calibration:
             prepared(torch.from_numpy(images))
         return theirs, convert_fx(prepared)
@@ -154,8 +155,9 @@ def main() -> None:
                     accuracy[contestant] = result
         ms = {c: 1000 * statistics.median(v) for c, v in medians.items()}
         rows.append((batch, size, ms))
-        print(f"batch {batch}, {size}x{size}: " + ", ".join(f"{c} {t:.1f} ms" for c, t in ms.items())
-              + f"; tensor int8 / torch int8 = {ms['tensor int8'] / ms['torch int8']:.2f}")
+        times = ", ".join(f"{c} {t:.1f} ms" for c, t in ms.items())
+        ratio = ms["tensor int8"] / ms["torch int8"]
+        print(f"batch {batch}, {size}x{size}: {times}; tensor int8 / torch int8 = {ratio:.2f}")
 
     lines = [
         "| input | tensor fp32 | tensor int8 | torch fp32 | torch int8 "

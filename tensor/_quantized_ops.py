@@ -149,12 +149,14 @@ def _range(relu: bool, zero_point: int) -> tuple[int, int]:
 _NARROW = 64
 
 
-def _gemm(w: np.ndarray, cols: np.ndarray, mult, bias, inv_out, zero_point: int, relu: bool):
-    """requant(w @ cols): (O, K) int16 weights, (K, P) int16 columns -> (O, P) uint8."""
+def _gemm(weight: QTensor, cols: np.ndarray, mult, bias, inv_out, zero_point: int,
+          relu: bool) -> np.ndarray:
+    """requant(W @ cols): (O, K) weight integers, (K, P) int16 columns -> (O, P) uint8."""
+    w, w_t = _int16_weight(weight)
     qmin, qmax = _range(relu, zero_point)
     out = np.empty((w.shape[0], cols.shape[1]), dtype=np.uint8)
     if cols.shape[1] < _NARROW:
-        qk.qgemm_requant_narrow(_transposed(w), cols, mult, bias, inv_out,
+        qk.qgemm_requant_narrow(w_t, cols, mult, bias, inv_out,
                                 np.float32(zero_point), qmin, qmax, out)
     else:
         qk.qgemm_requant(w, cols, mult, bias, inv_out, np.float32(zero_point), qmin, qmax, out)
@@ -171,33 +173,22 @@ def qlinear(
     lead, k = arr.shape[:-1], arr.shape[-1]
     rows = arr.reshape(-1, k)
     cols = np.ascontiguousarray((rows.astype(np.int16) - np.int16(x._zero_point)).T)
-    w = _int16_weight(weight)
     mult, b, inv_out = _requant_args(scale, zero_point, x, weight._scale, bias)
-    out = _gemm(w, cols, mult, b, inv_out, zero_point, relu)
-    result = np.ascontiguousarray(out.T).reshape(*lead, w.shape[0])
+    out = _gemm(weight, cols, mult, b, inv_out, zero_point, relu)
+    result = np.ascontiguousarray(out.T).reshape(*lead, out.shape[0])
     return QTensor._make(result, quint8, float(scale), int(zero_point))
 # --8<-- [end:qlinear]
 
 
-_TRANSPOSED: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-
-def _transposed(w: np.ndarray) -> np.ndarray:
-    """``w.T`` made contiguous, once per weight matrix (keyed by the matrix it came from)."""
-    entry = _TRANSPOSED.get(id(w))
-    if entry is None or entry[0] is not w:
-        entry = (w, np.ascontiguousarray(w.T))
-        _TRANSPOSED[id(w)] = entry
-    return entry[1]
-
-
-def _int16_weight(weight: QTensor) -> np.ndarray:
-    """The weight's integers as a (O, K) int16 matrix, made once per weight and kept."""
-    cached = weight.__dict__.get("_int16_matrix")
+def _int16_weight(weight: QTensor) -> tuple[np.ndarray, np.ndarray]:
+    """The weight's integers as an (O, K) int16 matrix and its (K, O) transpose, both
+    contiguous, made on first use and kept on the weight."""
+    cached = weight.__dict__.get("_int16_matrices")
     if cached is None:
-        cached = np.ascontiguousarray(weight._array.reshape(weight._array.shape[0], -1),
-                                      dtype=np.int16)
-        weight.__dict__["_int16_matrix"] = cached
+        w = np.ascontiguousarray(weight._array.reshape(weight._array.shape[0], -1),
+                                 dtype=np.int16)
+        cached = (w, np.ascontiguousarray(w.T))
+        weight.__dict__["_int16_matrices"] = cached
     return cached
 
 
@@ -219,14 +210,14 @@ def qconv2d(
     dh, dw = _pair(dilation)
     oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    w = _int16_weight(weight)
     mult, b, inv_out = _requant_args(scale, zero_point, x, weight._scale, bias)
     cols = np.empty((c * kh * kw, n, oh * ow), dtype=np.int16)
     zp = np.int16(x._zero_point)
     src = np.ascontiguousarray(arr)
     for i in range(n):
         qk.im2col_shifted(src[i], zp, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols[:, i, :])
-    out = _gemm(w, cols.reshape(c * kh * kw, n * oh * ow), mult, b, inv_out, zero_point, relu)
+    out = _gemm(weight, cols.reshape(c * kh * kw, n * oh * ow), mult, b, inv_out, zero_point,
+                relu)
     result = np.ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
     return QTensor._make(result, quint8, float(scale), int(zero_point))
 # --8<-- [end:qconv2d]
