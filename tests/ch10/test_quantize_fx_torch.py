@@ -10,7 +10,7 @@ import qhelpers  # noqa: F401  (sets torch's quantized engine to x86)
 import torch
 import torch.ao.quantization.quantize_fx as torch_qfx
 from torch.ao.quantization import get_default_qconfig_mapping as torch_mapping
-from zoo import zoo
+from quant_zoo import zoo
 
 from minifx.quantization import convert_fx, get_default_qconfig_mapping, prepare_fx
 

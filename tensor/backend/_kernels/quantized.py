@@ -110,15 +110,16 @@ def qgemm_requant_narrow(w_t, cols, mult, bias, inv_out, zp_out, qmin, qmax, out
                 out[o, p0 + r] = q
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def im2col_shifted(x, zp, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
     """cols[(c, i, j), (y, x)] = x[c, y*sh - ph + i*dh, x*sw - pw + j*dw] - zp, 0 outside.
 
     ``x`` is one image's (C, H, W) uint8 integers; the shift by the zero point
-    makes the padding (the real value 0) the integer 0.
+    makes the padding (the real value 0) the integer 0. Serial: it is a copy,
+    and waking the worker threads for it cost more than it saved on small images.
     """
     channels, height, width = x.shape
-    for c in prange(channels):
+    for c in range(channels):
         for i in range(kh):
             for j in range(kw):
                 row = cols[(c * kh + i) * kw + j]

@@ -38,7 +38,7 @@ class TorchBranchy(torch.nn.Module):
 def test_an_untraceable_model_names_the_file_and_line(model):
     with pytest.raises(TraceError) as info:
         prepare_fx(model.eval(), get_default_qconfig_mapping(), (None,))
-    assert "test_bad_input.py" in str(info.value)
+    assert "test_quantization_bad_input.py" in str(info.value)
     assert "if x.sum() > 0" in str(info.value) or "line" in str(info.value)
 
 
