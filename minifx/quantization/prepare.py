@@ -86,11 +86,10 @@ def node_kind(node: Node, modules: dict[str, Any], backend: QuantBackend) -> str
 
 
 def _qconfig(node: Node, modules: dict[str, Any], mapping: QConfigMapping) -> QConfig | None:
+    """A module call is looked up by its qualified name and type, a function by itself."""
     module = _module(node, modules)
     if module is not None:
         return mapping.qconfig_for(node.target, type(module))
-    if node.op == "call_function":
-        return mapping.qconfig_for(None, node.target)
     return mapping.qconfig_for(None, node.target)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import warnings
 
 import numpy as np
@@ -102,3 +104,11 @@ def test_a_module_name_mapped_to_none_stays_float():
     converted = convert_fx(prepared)
     assert type(converted.fc2) is nn.Linear and type(converted.fc1).__name__ == "Linear"
     assert type(converted.fc1).__module__ == "tensor.nn.quantized.modules"
+
+
+def test_a_converted_model_survives_deepcopy_and_pickle():
+    converted = convert_fx(calibrated(WithGELU()))
+    x = tensor.randn(5, 6)
+    expected = converted(x).numpy()
+    for twin in (copy.deepcopy(converted), pickle.loads(pickle.dumps(converted))):
+        assert np.array_equal(twin(x).numpy(), expected)

@@ -9,8 +9,8 @@ import pytest
 import qhelpers  # noqa: F401  (sets torch's quantized engine to x86)
 import torch
 import torch.ao.quantization.quantize_fx as torch_qfx
-from torch.ao.quantization import get_default_qconfig_mapping as torch_mapping
 from quant_zoo import zoo
+from torch.ao.quantization import get_default_qconfig_mapping as torch_mapping
 
 from minifx.quantization import convert_fx, get_default_qconfig_mapping, prepare_fx
 
