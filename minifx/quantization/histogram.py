@@ -93,6 +93,8 @@ def search_clipping_range(
     proposal while the error goes down.
     """
     bins = counts.size
+    if hi <= lo:  # every value was the same: nothing to clip
+        return lo, hi
     bin_width = (hi - lo) / bins
     total = counts.sum()
     cumulative = np.cumsum(counts)

@@ -125,3 +125,10 @@ def test_qconfig_mapping_looks_up_name_then_type_then_global():
 def test_an_observer_that_saw_nothing_warns_as_torch_does():
     with pytest.warns(UserWarning, match="must run observer before calling calculate_qparams"):
         assert MinMaxObserver().calculate_qparams() == (1.0, 0)
+
+
+def test_histogram_of_a_constant_input_is_torchs():
+    values = np.full((3, 5), 0.75, np.float32)
+    ours, theirs = HistogramObserver(), torch_observer.HistogramObserver()
+    (scale, zp), (their_scale, their_zp) = run_both(ours, theirs, [values])
+    assert scale == pytest.approx(float(their_scale), rel=0.01) and zp == int(their_zp)
