@@ -8,8 +8,29 @@ which is what lets minifx trace programs written against it.
 
 from . import _functions, backend
 from ._dtype import bool_ as bool  # noqa: A004 (torch's name)
-from ._dtype import dtype, float32, float64, int32, int64, promote_types, result_type
+from ._dtype import (  # noqa: E402, I001  (quantized dtypes, chapter 10)
+    dtype,
+    float32,
+    float64,
+    int32,
+    int64,
+    promote_types,
+    qint8,
+    qint32,
+    quint8,
+    result_type,
+)
 from ._functions import *  # noqa: F403  (the public functions and Size: _functions.__all__)
+from ._quantized import (  # noqa: E402
+    QTensor,
+    per_channel_affine,
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    qscheme,
+    quantize_per_channel,
+    quantize_per_tensor,
+)
 from ._tensor import Tensor
 
 # torch's aliases for the dtypes
@@ -40,4 +61,16 @@ __all__ = [
     "promote_types",
     "result_type",
     "testing",
+    # chapter 10: quantized tensors
+    "QTensor",
+    "per_channel_affine",
+    "per_channel_symmetric",
+    "per_tensor_affine",
+    "per_tensor_symmetric",
+    "qint32",
+    "qint8",
+    "qscheme",
+    "quantize_per_channel",
+    "quantize_per_tensor",
+    "quint8",
 ]

@@ -39,6 +39,16 @@ float32 = dtype("float32", "float32", _FLOAT, 3)
 float64 = dtype("float64", "float64", _FLOAT, 4)
 
 ALL_DTYPES = (float32, float64, int32, int64, bool_)
+
+# Quantized dtypes (chapter 10, tensor/_quantized.py): integers that stand for
+# real numbers through a scale and a zero point. They are no part of the
+# promotion lattice and never come from a NumPy dtype (uint8 storage alone
+# does not say it is quantized), so they stay out of the tables below.
+_QUANTIZED = 3
+quint8 = dtype("quint8", "uint8", _QUANTIZED, -1)
+qint8 = dtype("qint8", "int8", _QUANTIZED, -1)
+qint32 = dtype("qint32", "int32", _QUANTIZED, -1)
+QUANTIZED_DTYPES = (quint8, qint8, qint32)
 DEFAULT_FLOAT = float32
 
 _FROM_NUMPY = {d.numpy_dtype: d for d in ALL_DTYPES}
@@ -46,7 +56,7 @@ _BY_NAME = {d.name: d for d in ALL_DTYPES}
 
 
 def _by_name(name: str) -> dtype:
-    return _BY_NAME[name]
+    return _BY_NAME.get(name) or {d.name: d for d in QUANTIZED_DTYPES}[name]
 
 
 def from_numpy_dtype(np_dtype) -> dtype:

@@ -423,6 +423,16 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self._array.dtype.kind == "f"
 
+    @property
+    def is_quantized(self) -> bool:
+        """False: a quantized tensor is a `tensor._quantized.QTensor` (chapter 10)."""
+        return False
+
+    @tensor_function
+    def dequantize(self) -> Tensor:
+        """A float tensor is already dequantized: itself, as in torch."""
+        return self
+
     @tensor_function
     def numpy(self) -> np.ndarray:
         """The NumPy array behind this tensor; it shares memory, as torch's does."""

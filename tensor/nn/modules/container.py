@@ -67,7 +67,7 @@ class Sequential(_NumberedModules):
             for i, module in enumerate(args):
                 self.add_module(str(i), module)
 
-    def forward(self, input: Any) -> Any:
+    def forward(self, input):  # unannotated, as torch's: the traced placeholder has no type
         for module in self._modules.values():
             input = module(input)
         return input

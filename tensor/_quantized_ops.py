@@ -1,0 +1,241 @@
+"""What a quantized tensor can go through, and the integer ops behind ``tensor.nn.quantized``.
+
+Three kinds of operation meet a :class:`~tensor._quantized.QTensor`:
+
+- ops that only move elements (``flatten``, ``reshape``, ``view``, ...): they
+  run on the integers and keep the scale and zero point;
+- ops whose result can keep the input's scale and zero point (``relu``,
+  ``max_pool2d``, ``adaptive_avg_pool2d``): an integer kernel each;
+- ops that need new quantization parameters (linear, conv2d, add): the
+  functions at the bottom, which the quantized modules call with the output's
+  scale and zero point.
+
+Everything else is refused by ``QTensor.__tensor_function__``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import _functions
+from ._dtype import quint8
+from ._quantized import QTensor, quantized_range
+from ._tensor import Tensor
+from .backend._kernels import quantized as qk
+
+__all__ = [
+    "qadd",
+    "qconv2d",
+    "qlinear",
+    "quantized_implementation",
+]
+
+
+def _pair(v) -> tuple[int, int]:
+    return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+def _per_tensor(x: Any, op: str) -> QTensor:
+    if not isinstance(x, QTensor) or x._axis is not None:
+        raise TypeError(f"{op}(): expected a per-tensor quantized tensor, got {x!r:.60}")
+    return x
+
+
+def _moving(func: Callable) -> Callable:
+    """Run ``func`` on the integers (a plain int tensor) and keep the quantization parameters."""
+
+    def run(*args, **kwargs):
+        source = next(a for a in args if isinstance(a, QTensor))
+        _per_tensor(source, getattr(func, "__name__", "op"))
+        plain = [Tensor._from_array(a._array) if isinstance(a, QTensor) else a for a in args]
+        result = func(*plain, **kwargs)
+        if isinstance(result, Tensor):
+            return source._like(result._array)
+        return result
+
+    return run
+
+
+def _relu(input: QTensor, inplace: bool = False) -> QTensor:
+    """max(q, zero_point): the integer of the real 0 is the floor."""
+    x = _per_tensor(input, "relu")
+    return x._like(np.maximum(x._array, np.asarray(x._zero_point, dtype=x._array.dtype)))
+
+
+def _max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    x = _per_tensor(input, "max_pool2d")
+    if ceil_mode:
+        raise NotImplementedError("quantized max_pool2d: ceil_mode=True is not supported")
+    kh, kw = _pair(kernel_size)
+    sh, sw = _pair(kernel_size if stride is None or stride == [] else stride)
+    ph, pw = _pair(padding)
+    dh, dw = _pair(dilation)
+    arr = x._array
+    squeeze = arr.ndim == 3
+    if squeeze:
+        arr = arr[None]
+    n, c, h, w = arr.shape
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    out = np.empty((n, c, oh, ow), dtype=arr.dtype)
+    qk.max_pool2d_int(np.ascontiguousarray(arr), kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out)
+    return x._like(out[0] if squeeze else out)
+
+
+def _adaptive_avg_pool2d(input, output_size):
+    x = _per_tensor(input, "adaptive_avg_pool2d")
+    arr = x._array
+    squeeze = arr.ndim == 3
+    if squeeze:
+        arr = arr[None]
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    oh, ow = (arr.shape[2 + i] if s is None else int(s) for i, s in enumerate(output_size))
+    out = np.empty(arr.shape[:2] + (oh, ow), dtype=arr.dtype)
+    qk.adaptive_avg_pool2d_int(np.ascontiguousarray(arr), oh, ow, out)
+    return x._like(out[0] if squeeze else out)
+
+
+_TABLE: dict[Callable, Callable] | None = None
+
+
+def _build_table() -> dict[Callable, Callable]:
+    from .nn import functional as F
+
+    table: dict[Callable, Callable] = {}
+    moving = [
+        Tensor.flatten, _functions.flatten, Tensor.reshape, _functions.reshape, Tensor.view,
+        Tensor.contiguous, Tensor.clone, Tensor.detach, Tensor.size, Tensor.dim, Tensor.numel,
+        Tensor.stride, Tensor.is_contiguous, Tensor.__getitem__,
+    ]
+    for func in moving:
+        table[func] = _moving(func)
+    for func in (F.relu, _functions.relu, Tensor.relu):
+        table[func] = _relu
+    table[F.max_pool2d] = _max_pool2d
+    table[F.adaptive_avg_pool2d] = _adaptive_avg_pool2d
+    return table
+
+
+def quantized_implementation(func: Callable) -> Callable | None:
+    """The quantized version of the public function ``func``, or None when there is none."""
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = _build_table()
+    return _TABLE.get(func)
+
+
+# ---------------------------------------------------------------------- ops with new qparams
+
+
+def _requant_args(scale: float, zero_point: int, x: QTensor, w_scales: np.ndarray, bias):
+    """The float32 constants of the requantization: s_x * s_w per row, bias, 1/s_out."""
+    mult = (np.float32(x._scale) * np.asarray(w_scales, dtype=np.float32)).astype(np.float32)
+    n = mult.shape[0]
+    b = np.zeros(n, np.float32) if bias is None else np.asarray(bias, np.float32).reshape(n)
+    inv_out = np.float32(1.0) / np.float32(scale)
+    return mult, np.ascontiguousarray(b), inv_out
+
+
+def _range(relu: bool, zero_point: int) -> tuple[int, int]:
+    qmin, qmax = quantized_range(quint8)
+    return (max(qmin, zero_point) if relu else qmin), qmax
+
+
+# Below this many columns the GEMM vectorises along the output channels instead.
+_NARROW = 64
+
+
+def _gemm(weight: QTensor, cols: np.ndarray, mult, bias, inv_out, zero_point: int,
+          relu: bool) -> np.ndarray:
+    """requant(W @ cols): (O, K) weight integers, (K, P) int16 columns -> (O, P) uint8."""
+    w, w_t = _int16_weight(weight)
+    qmin, qmax = _range(relu, zero_point)
+    out = np.empty((w.shape[0], cols.shape[1]), dtype=np.uint8)
+    if cols.shape[1] < _NARROW:
+        qk.qgemm_requant_narrow(w_t, cols, mult, bias, inv_out,
+                                np.float32(zero_point), qmin, qmax, out)
+    else:
+        qk.qgemm_requant(w, cols, mult, bias, inv_out, np.float32(zero_point), qmin, qmax, out)
+    return out
+
+
+# --8<-- [start:qlinear]
+def qlinear(
+    x: QTensor, weight: QTensor, bias, scale: float, zero_point: int, relu: bool = False
+) -> QTensor:
+    """Quantized ``x @ weight.T + bias``: quint8 ``x``, qint8 per-channel ``weight``."""
+    x = _per_tensor(x, "quantized linear")
+    arr = x._array
+    lead, k = arr.shape[:-1], arr.shape[-1]
+    rows = arr.reshape(-1, k)
+    cols = np.ascontiguousarray((rows.astype(np.int16) - np.int16(x._zero_point)).T)
+    mult, b, inv_out = _requant_args(scale, zero_point, x, weight._scale, bias)
+    out = _gemm(weight, cols, mult, b, inv_out, zero_point, relu)
+    result = np.ascontiguousarray(out.T).reshape(*lead, out.shape[0])
+    return QTensor._make(result, quint8, float(scale), int(zero_point))
+# --8<-- [end:qlinear]
+
+
+def _int16_weight(weight: QTensor) -> tuple[np.ndarray, np.ndarray]:
+    """The weight's integers as an (O, K) int16 matrix and its (K, O) transpose, both
+    contiguous, made on first use and kept on the weight."""
+    cached = weight.__dict__.get("_int16_matrices")
+    if cached is None:
+        w = np.ascontiguousarray(weight._array.reshape(weight._array.shape[0], -1),
+                                 dtype=np.int16)
+        cached = (w, np.ascontiguousarray(w.T))
+        weight.__dict__["_int16_matrices"] = cached
+    return cached
+
+
+# --8<-- [start:qconv2d]
+def qconv2d(
+    x: QTensor, weight: QTensor, bias, stride, padding, dilation, groups: int,
+    scale: float, zero_point: int, relu: bool = False,
+) -> QTensor:
+    """Quantized 2-d convolution: im2col of every image's shifted integers side by side,
+    then one ``qgemm_requant`` for the whole batch."""
+    x = _per_tensor(x, "quantized conv2d")
+    if groups != 1:
+        raise NotImplementedError("quantized conv2d: groups other than 1 are not supported")
+    arr = x._array
+    n, c, h, wd = arr.shape
+    o, _, kh, kw = weight._array.shape
+    sh, sw = _pair(stride)
+    ph, pw = _pair(padding)
+    dh, dw = _pair(dilation)
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    mult, b, inv_out = _requant_args(scale, zero_point, x, weight._scale, bias)
+    cols = np.empty((c * kh * kw, n, oh * ow), dtype=np.int16)
+    zp = np.int16(x._zero_point)
+    src = np.ascontiguousarray(arr)
+    for i in range(n):
+        qk.im2col_shifted(src[i], zp, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols[:, i, :])
+    out = _gemm(weight, cols.reshape(c * kh * kw, n * oh * ow), mult, b, inv_out, zero_point,
+                relu)
+    result = np.ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
+    return QTensor._make(result, quint8, float(scale), int(zero_point))
+# --8<-- [end:qconv2d]
+
+
+def qadd(a: QTensor, b: QTensor, scale: Any, zero_point: Any, relu: bool = False) -> QTensor:
+    """Quantized ``a + b`` (then ReLU if asked) with the output's ``scale`` and ``zero_point``."""
+    a, b = _per_tensor(a, "quantized add"), _per_tensor(b, "quantized add")
+    if a._array.shape != b._array.shape:
+        raise RuntimeError(
+            f"quantized add: shapes {tuple(a.shape)} and {tuple(b.shape)} must be equal"
+        )
+    scale = float(scale.item() if isinstance(scale, Tensor) else scale)
+    zero_point = int(zero_point.item() if isinstance(zero_point, Tensor) else zero_point)
+    out = np.empty(a._array.size, dtype=np.uint8)
+    qk.add_requant(
+        np.ascontiguousarray(a._array).reshape(-1), a._zero_point, np.float32(a._scale),
+        np.ascontiguousarray(b._array).reshape(-1), b._zero_point, np.float32(b._scale),
+        np.float32(1.0) / np.float32(scale), zero_point, relu, out,
+    )
+    return QTensor._make(out.reshape(a._array.shape), quint8, scale, zero_point)

@@ -1,0 +1,207 @@
+"""Integer kernels for quantized tensors (``tensor.nn.quantized``).
+
+The heart is ``qgemm_requant``: an int8 weight matrix times a matrix of
+shifted activations (``q - zero_point``, int16), accumulated in int32, then
+*requantized* row by row to the output's uint8 integers::
+
+    out[o, p] = clamp(rint((acc[o, p] * (s_x * s_w[o]) + bias[o]) * (1 / s_out)) + z_out)
+
+in float32, the order torch's x86 kernels use (checked against them). The
+weights are symmetric (zero point 0), so only the activations need shifting,
+and that shift is done once, when the activations are copied into columns.
+
+numba has no VNNI intrinsics; the loop is written so that LLVM vectorises it
+anyway: for each of four output rows at once, ``acc[:] += w * cols[k, :]`` over
+a contiguous row of int16 columns, widened to int32 (AVX2 does 8 lanes of
+``vpmulld``/``vpaddd``). Four rows share each load of a column row.
+
+The pools and the elementwise add work directly on the integers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True)
+def _requant_row(acc, mult, bias, inv_out, zp_out, qmin, qmax, out_row):
+    """One output row from its int32 accumulators: torch's float32 requantization."""
+    for p in range(acc.shape[0]):
+        v = np.float32(acc[p]) * mult + bias
+        r = np.rint(v * inv_out) + zp_out
+        if r < qmin:
+            r = qmin
+        elif r > qmax:
+            r = qmax
+        out_row[p] = r
+
+
+# --8<-- [start:qgemm]
+@njit(cache=True, parallel=True)
+def qgemm_requant(w, cols, mult, bias, inv_out, zp_out, qmin, qmax, out):
+    """out[o, :] = requant(w[o, :] @ cols): w (O, K) int16, cols (K, P) int16, out (O, P) uint8.
+
+    ``mult[o]`` is ``s_x * s_w[o]`` and ``bias[o]`` the float bias, both float32.
+    """
+    n_out, depth = w.shape
+    width = cols.shape[1]
+    n_blocks = (n_out + 3) // 4
+    for blk in prange(n_blocks):
+        o0 = blk * 4
+        rows = min(4, n_out - o0)
+        acc = np.zeros((4, width), dtype=np.int32)
+        for k in range(depth):
+            col = cols[k]
+            w0 = np.int32(w[o0, k])
+            w1 = np.int32(w[o0 + 1, k]) if rows > 1 else np.int32(0)
+            w2 = np.int32(w[o0 + 2, k]) if rows > 2 else np.int32(0)
+            w3 = np.int32(w[o0 + 3, k]) if rows > 3 else np.int32(0)
+            a0, a1, a2, a3 = acc[0], acc[1], acc[2], acc[3]
+            for p in range(width):
+                c = np.int32(col[p])
+                a0[p] += w0 * c
+                a1[p] += w1 * c
+                a2[p] += w2 * c
+                a3[p] += w3 * c
+        for r in range(rows):
+            o = o0 + r
+            _requant_row(acc[r], mult[o], bias[o], inv_out, zp_out, qmin, qmax, out[o])
+# --8<-- [end:qgemm]
+
+
+@njit(cache=True, parallel=True)
+def qgemm_requant_narrow(w_t, cols, mult, bias, inv_out, zp_out, qmin, qmax, out):
+    """``qgemm_requant`` for few columns (deep layers, small images): the same sums, but
+    vectorised along the output channels. w_t is the weight transposed, (K, O) int16.
+
+    With only a handful of columns a row of ``cols`` is too short to fill a vector
+    register, while a row of the transposed weight (one entry per output channel)
+    is long; four columns at a time share each load of it.
+    """
+    depth, n_out = w_t.shape
+    width = cols.shape[1]
+    n_blocks = (width + 3) // 4
+    for blk in prange(n_blocks):
+        p0 = blk * 4
+        cols_here = min(4, width - p0)
+        acc = np.zeros((4, n_out), dtype=np.int32)
+        for k in range(depth):
+            row = w_t[k]
+            c0 = np.int32(cols[k, p0])
+            c1 = np.int32(cols[k, p0 + 1]) if cols_here > 1 else np.int32(0)
+            c2 = np.int32(cols[k, p0 + 2]) if cols_here > 2 else np.int32(0)
+            c3 = np.int32(cols[k, p0 + 3]) if cols_here > 3 else np.int32(0)
+            a0, a1, a2, a3 = acc[0], acc[1], acc[2], acc[3]
+            for o in range(n_out):
+                wv = np.int32(row[o])
+                a0[o] += c0 * wv
+                a1[o] += c1 * wv
+                a2[o] += c2 * wv
+                a3[o] += c3 * wv
+        for r in range(cols_here):
+            for o in range(n_out):
+                v = np.float32(acc[r, o]) * mult[o] + bias[o]
+                q = np.rint(v * inv_out) + zp_out
+                if q < qmin:
+                    q = qmin
+                elif q > qmax:
+                    q = qmax
+                out[o, p0 + r] = q
+
+
+@njit(cache=True)
+def im2col_shifted(x, zp, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
+    """cols[(c, i, j), (y, x)] = x[c, y*sh - ph + i*dh, x*sw - pw + j*dw] - zp, 0 outside.
+
+    ``x`` is one image's (C, H, W) uint8 integers; the shift by the zero point
+    makes the padding (the real value 0) the integer 0. Serial: it is a copy,
+    and waking the worker threads for it cost more than it saved on small images.
+    """
+    channels, height, width = x.shape
+    for c in range(channels):
+        for i in range(kh):
+            for j in range(kw):
+                row = cols[(c * kh + i) * kw + j]
+                for y in range(oh):
+                    iy = y * sh - ph + i * dh
+                    base = y * ow
+                    if iy < 0 or iy >= height:
+                        for xo in range(ow):
+                            row[base + xo] = 0
+                        continue
+                    src = x[c, iy]
+                    for xo in range(ow):
+                        ix = xo * sw - pw + j * dw
+                        if ix < 0 or ix >= width:
+                            row[base + xo] = 0
+                        else:
+                            row[base + xo] = np.int16(src[ix]) - zp
+
+
+@njit(cache=True, parallel=True)
+def max_pool2d_int(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out):
+    """Maximum of each window of integers (padding never wins), per (image, channel) plane."""
+    batch, channels, height, width = x.shape
+    for t in prange(batch * channels):
+        n = t // channels
+        c = t % channels
+        plane = x[n, c]
+        for y in range(oh):
+            for xo in range(ow):
+                best = -1
+                for i in range(kh):
+                    iy = y * sh - ph + i * dh
+                    if iy < 0 or iy >= height:
+                        continue
+                    for j in range(kw):
+                        ix = xo * sw - pw + j * dw
+                        if ix < 0 or ix >= width:
+                            continue
+                        v = np.int32(plane[iy, ix])
+                        if best < 0 or v > best:
+                            best = v
+                out[n, c, y, xo] = best
+
+
+@njit(cache=True)
+def adaptive_avg_pool2d_int(x, oh, ow, out):
+    """Mean of each adaptive window of integers, rounded half to even (same qparams)."""
+    batch, channels, height, width = x.shape
+    for n in range(batch):
+        for c in range(channels):
+            for y in range(oh):
+                h0 = (y * height) // oh
+                h1 = -((-(y + 1) * height) // oh)
+                for xo in range(ow):
+                    w0 = (xo * width) // ow
+                    w1 = -((-(xo + 1) * width) // ow)
+                    total = 0
+                    for iy in range(h0, h1):
+                        for ix in range(w0, w1):
+                            total += np.int64(x[n, c, iy, ix])
+                    out[n, c, y, xo] = np.rint(total / ((h1 - h0) * (w1 - w0)))
+
+
+@njit(cache=True)
+def add_requant(a, za, sa, b, zb, sb, inv_out, zp_out, relu, out):
+    """out = quantize(dequantize(a) + dequantize(b)), flat arrays, torch's float32 steps.
+
+    Each input is dequantized as ``q * s + (-z * s)`` rounded once (torch's
+    fused multiply-add), the sum is multiplied by ``1 / s_out`` in float32,
+    rounded half to even, shifted by the zero point and clamped to 0..255.
+    """
+    sa64 = np.float64(sa)
+    sb64 = np.float64(sb)
+    ca = np.float64(np.float32(-za) * sa)
+    cb = np.float64(np.float32(-zb) * sb)
+    low = zp_out if relu else 0
+    for i in range(a.shape[0]):
+        da = np.float32(np.float64(a[i]) * sa64 + ca)
+        db = np.float32(np.float64(b[i]) * sb64 + cb)
+        r = np.rint((da + db) * inv_out) + zp_out
+        if r < low:
+            r = low
+        elif r > 255:
+            r = 255
+        out[i] = r

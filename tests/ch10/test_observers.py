@@ -1,0 +1,134 @@
+"""Observers and QConfigMapping against torch.ao.quantization's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch.ao.quantization import observer as torch_observer
+
+import tensor
+from minifx.quantization import (
+    HistogramObserver,
+    MinMaxObserver,
+    PerChannelMinMaxObserver,
+    QConfig,
+    QConfigMapping,
+    get_default_qconfig_mapping,
+)
+
+pytestmark = [
+    pytest.mark.ch10,
+    # torch's notice, for its own observers, that reduce_range is deprecated
+    pytest.mark.filterwarnings("ignore:Please use quant_min and quant_max"),
+]
+
+
+def batches(kind: str, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    raw = [rng.standard_normal((4, 16, 8, 8)).astype(np.float32) * s + m
+           for s, m in [(1, 0), (2, 0.5), (0.5, -1)]]
+    if kind == "one":
+        return raw[:1]
+    if kind == "relu":  # one-sided, like the output of a ReLU
+        return [np.maximum(b, 0) for b in raw]
+    if kind == "outliers":
+        out = [b.copy() for b in raw]
+        out[1].reshape(-1)[:3] = [25.0, -18.0, 40.0]
+        return out
+    return raw
+
+
+def run_both(ours, theirs, data):
+    for b in data:
+        ours(tensor.from_numpy(b))
+        theirs(torch.from_numpy(b))
+    return ours.calculate_qparams(), theirs.calculate_qparams()
+
+
+CASES = [
+    (MinMaxObserver, torch_observer.MinMaxObserver, {}),
+    (MinMaxObserver, torch_observer.MinMaxObserver, {"reduce_range": True}),
+    (MinMaxObserver, torch_observer.MinMaxObserver,
+     {"dtype": "qint8", "qscheme": "per_tensor_symmetric"}),
+    (MinMaxObserver, torch_observer.MinMaxObserver, {"quant_min": 0, "quant_max": 15}),
+]
+
+
+def _kwargs(kwargs, lib):
+    return {k: getattr(lib, v) if isinstance(v, str) else v for k, v in kwargs.items()}
+
+
+@pytest.mark.parametrize("kind", ["one", "many", "relu", "outliers"])
+@pytest.mark.parametrize("ours_cls,theirs_cls,kwargs", CASES)
+def test_minmax_qparams_equal_torchs(ours_cls, theirs_cls, kwargs, kind):
+    (scale, zp), (their_scale, their_zp) = run_both(
+        ours_cls(**_kwargs(kwargs, tensor)), theirs_cls(**_kwargs(kwargs, torch)), batches(kind)
+    )
+    assert scale == float(their_scale) and zp == int(their_zp)
+
+
+@pytest.mark.parametrize("kind", ["one", "many", "relu", "outliers"])
+@pytest.mark.parametrize("scheme", ["per_channel_symmetric", "per_channel_affine"])
+def test_per_channel_qparams_equal_torchs(kind, scheme):
+    kwargs = {"dtype": "qint8", "qscheme": scheme, "ch_axis": 1}
+    (scales, zps), (their_scales, their_zps) = run_both(
+        PerChannelMinMaxObserver(**_kwargs(kwargs, tensor)),
+        torch_observer.PerChannelMinMaxObserver(**_kwargs(kwargs, torch)),
+        batches(kind),
+    )
+    assert np.array_equal(scales, their_scales.numpy())
+    assert np.array_equal(zps, their_zps.numpy())
+
+
+@pytest.mark.parametrize("kind", ["one", "many", "relu", "outliers"])
+@pytest.mark.parametrize("reduce_range", [True, False])
+def test_histogram_scale_within_one_percent_of_torchs(kind, reduce_range):
+    theirs = torch_observer.HistogramObserver(reduce_range=reduce_range)
+    (scale, zp), (their_scale, their_zp) = run_both(
+        HistogramObserver(reduce_range=reduce_range), theirs, batches(kind)
+    )
+    assert abs(scale - float(their_scale)) <= 0.01 * float(their_scale)
+    assert abs(zp - int(their_zp)) <= 1
+
+
+def test_histogram_clips_a_heavy_tail_that_minmax_keeps():
+    x = np.random.default_rng(0).standard_t(2, 50000).astype(np.float32)
+    hist, minmax = HistogramObserver(), MinMaxObserver()
+    hist(tensor.from_numpy(x))
+    minmax(tensor.from_numpy(x))
+    assert hist.calculate_qparams()[0] < minmax.calculate_qparams()[0]
+
+
+def test_with_args_and_the_default_mapping_are_torchs():
+    make = MinMaxObserver.with_args(dtype=tensor.qint8, qscheme=tensor.per_tensor_symmetric)
+    obs = make()
+    assert (obs.quant_min, obs.quant_max, obs.symmetric) == (-128, 127, True)
+    assert make.with_args(reduce_range=True)().quant_max == 63
+    qconfig = get_default_qconfig_mapping().global_qconfig
+    act, weight = qconfig.activation(), qconfig.weight()
+    assert isinstance(act, HistogramObserver) and (act.quant_min, act.quant_max) == (0, 127)
+    assert isinstance(weight, PerChannelMinMaxObserver)
+    assert (weight.quant_min, weight.quant_max, weight.symmetric) == (-128, 127, True)
+
+
+def test_qconfig_mapping_looks_up_name_then_type_then_global():
+    a, b, c = (QConfig(MinMaxObserver, MinMaxObserver) for _ in range(3))
+    mapping = QConfigMapping().set_global(a).set_object_type(tensor.nn.Linear, b)
+    mapping.set_module_name("layer1", c).set_module_name("layer1.fc", None)
+    assert mapping.qconfig_for("fc", tensor.nn.Linear) is b
+    assert mapping.qconfig_for("conv", tensor.nn.Conv2d) is a
+    assert mapping.qconfig_for("layer1.0.conv", tensor.nn.Conv2d) is c
+    assert mapping.qconfig_for("layer1.fc", tensor.nn.Linear) is None
+
+
+def test_an_observer_that_saw_nothing_warns_as_torch_does():
+    with pytest.warns(UserWarning, match="must run observer before calling calculate_qparams"):
+        assert MinMaxObserver().calculate_qparams() == (1.0, 0)
+
+
+def test_histogram_of_a_constant_input_is_torchs():
+    values = np.full((3, 5), 0.75, np.float32)
+    ours, theirs = HistogramObserver(), torch_observer.HistogramObserver()
+    (scale, zp), (their_scale, their_zp) = run_both(ours, theirs, [values])
+    assert scale == pytest.approx(float(their_scale), rel=0.01) and zp == int(their_zp)
