@@ -371,6 +371,12 @@ def binary_op(op: str, input, other) -> Tensor:
         result = _new_tensor(_Tensor_new)
         result._array = _backend._active.binary(op, a, b)
         return result
+    if type(input) in (float, int) and isinstance(other, Tensor):  # 2.0 * x: the mirror
+        np_dtype = _fast_dtype(other, input)
+        if np_dtype is not None and op in _FAST_OPS.get(np_dtype.kind, ()):
+            result = _new_tensor(_Tensor_new)
+            result._array = _backend._active.binary(op, np_dtype.type(input), other._array)
+            return result
     _check_pair(op, input, other)
     dt = result_type(input, other)
     if op == "div" and not dt.is_floating_point:
@@ -405,6 +411,17 @@ def binary_op(op: str, input, other) -> Tensor:
 
 def compare_op(op: str, input, other) -> Tensor:
     """Run backend comparison `op`: operands promoted to a common dtype, result bool."""
+    np_dtype = _fast_dtype(input, other)
+    if np_dtype is not None and np_dtype.kind in "fi":  # no promotion needed: x > 0.0
+        if isinstance(other, Tensor):
+            a, b = input._array, other._array
+            if a.shape != b.shape:
+                broadcast_shapes(op, a.shape, b.shape)
+        else:
+            a, b = input._array, np_dtype.type(other)
+        result = _new_tensor(_Tensor_new)
+        result._array = _backend._active.compare(op, a, b)
+        return result
     _check_pair(op, input, other)
     dt = result_type(input, other)
     broadcast_shapes(op, _shape_of(input), _shape_of(other))

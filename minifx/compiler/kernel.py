@@ -206,6 +206,21 @@ def _from_numpy_like(value: Any, array: np.ndarray) -> Any:
     return sys.modules["tensor"].from_numpy(array)
 
 
+def _output(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """The kernel's output: from the tensor library's caching allocator, which
+    hands back a freed block of the same size (no page faults on first touch)."""
+    from tensor.backend._allocator import empty
+
+    return empty(shape, dtype)
+
+
+def _in_parallel(run: Any, n: int) -> None:
+    """The tensor library's split of [0, n) over its threads (one range when small)."""
+    from tensor.backend.numba_backend import in_parallel
+
+    in_parallel(run, n)
+
+
 def flat_operand(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """``a`` broadcast to ``shape``, as a 1-d contiguous writable array.
 
@@ -234,9 +249,16 @@ class FusedKernel:
 
     def __call__(self, *inputs: Any) -> Any:
         arrays = [_to_numpy(t) for t in inputs]
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
-        out = np.empty(shape, self.dtype)
-        self.kernel(out.reshape(-1), *(flat_operand(a, shape) for a in arrays))
+        shape = arrays[0].shape if len(arrays) == 1 else np.broadcast_shapes(
+            *(a.shape for a in arrays))
+        out = _output(shape, self.dtype)
+        flat_out = out.reshape(-1)
+        flat_in = [flat_operand(a, shape) for a in arrays]
+        kernel = self.kernel
+        # The kernel releases the GIL: large outputs are split in ranges run on
+        # a few threads, each range a slice of every flat operand.
+        _in_parallel(lambda lo, hi: kernel(flat_out[lo:hi], *(a[lo:hi] for a in flat_in)),
+                     flat_out.size)
         return _from_numpy_like(inputs[0], out)
 
     def __repr__(self) -> str:
