@@ -32,6 +32,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
+from . import _blas
 from . import numpy_backend as _reference
 from ._allocator import empty as _empty
 from ._kernels import elementwise as ew
@@ -101,7 +102,12 @@ def in_parallel(run, n: int) -> None:
     The elementwise kernels release the GIL, so plain Python threads run
     them in parallel; one thread is enough below ``PARALLEL_MIN`` per thread.
     """
-    k = min(numba.get_num_threads(), n // PARALLEL_MIN)
+    in_ranges(run, n, min(numba.get_num_threads(), n // PARALLEL_MIN))
+
+
+def in_ranges(run, n: int, k: int) -> None:
+    """Call ``run(lo, hi)`` on ``k`` ranges covering [0, n), the first on this thread."""
+    k = min(k, n)
     if k <= 1:
         run(0, n)
         return
@@ -415,12 +421,25 @@ def batch_norm(x, mean, var, weight, bias, eps):
 
 
 # ---- matrix products ---------------------------------------------------------
+def _product(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    _blas.matmul_into(a, b, out, in_ranges, numba.get_num_threads())
+
+
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.matmul(a, b)
+    if a.ndim < 2 or b.ndim < 2:
+        return np.matmul(a, b)
+    shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+    out = _empty(shape, np.result_type(a, b))
+    _product(a, b, out)
+    return out
 
 
 def linear(x, w, b):
-    out = np.matmul(x, w.T)
+    if x.ndim < 2:
+        out = np.matmul(x, w.T)
+    else:
+        out = _empty((*x.shape[:-1], w.shape[0]), np.result_type(x, w))
+        _product(x, w.T, out)
     if b is not None:
         out += b
     return out
@@ -454,18 +473,30 @@ def conv2d(x, w, b, stride, padding, dilation, groups):
         return out.reshape(n, o, oh, ow)
     if (kh, kw, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0):
         # A 1x1 convolution needs no im2col: each image already is the matrix.
-        np.matmul(weight, x.reshape(n, groups, k, h * wd), out=out)
+        _product(weight, x.reshape(n, groups, k, h * wd), out)
     else:
         # One image at a time, so that its column matrix stays in the cache
-        # between im2col and the product that reads it.
+        # between im2col and the product that reads it. With several images
+        # each thread takes a share of them (im2col, product, im2col, ...);
+        # a single image splits its product instead.
         hq = (kh - 1) * dh // sh + oh
         wq = -(-(wd + 2 * pw) // sw)
         phases = np.empty((n, c, sh, sw, hq, wq), x.dtype)
-        spatial.split_phases(phases, x, kh, kw, sh, sw, ph, pw, dh, dw)
-        cols = np.empty((groups, k, oh * ow), x.dtype)
-        for i in range(n):
-            spatial.im2col(cols.reshape(c * kh * kw, oh * ow), phases[i], kh, kw, dh, dw, oh, ow)
-            np.matmul(weight, cols, out=out[i])
+        threads = min(n, numba.get_num_threads())
+
+        def images(lo: int, hi: int) -> None:
+            spatial.split_phases(phases[lo:hi], x[lo:hi], kh, kw, sh, sw, ph, pw, dh, dw)
+            cols = np.empty((groups, k, oh * ow), x.dtype)
+            for i in range(lo, hi):
+                spatial.im2col(cols.reshape(c * kh * kw, oh * ow), phases[i], kh, kw, dh, dw,
+                               oh, ow)
+                if threads > 1:
+                    _blas.single_threaded_blas()
+                    np.matmul(weight, cols, out=out[i])
+                else:
+                    _product(weight, cols, out[i])
+
+        in_ranges(images, n, threads)
     out = out.reshape(n, o, oh, ow)
     if b is not None:
         out += np.asarray(b, x.dtype).reshape(o, 1, 1)

@@ -153,3 +153,33 @@ def test_outputs_held_by_tensors_and_torch_are_never_overwritten():
     for i, k in enumerate(kept):
         np.testing.assert_array_equal(k.numpy(), a * np.float32(i))
     np.testing.assert_array_equal(torch_view.numpy(), a + np.float32(1.0))
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), [
+    ((256, 512), (512, 256)),  # rows split
+    ((1, 2048), (2048, 1000)),  # one row: columns split
+    ((2, 3, 100, 64), (64, 700)),  # batched, broadcast
+    ((2, 12, 197, 64), (2, 12, 64, 197)),  # attention scores
+])
+def test_split_matrix_products_match_torch(a_shape, b_shape):
+    a = RNG.standard_normal(a_shape).astype(np.float32)
+    b = RNG.standard_normal(b_shape).astype(np.float32)
+    (x, tx), (y, ty) = pair(a), pair(b)
+    assert_close(x @ y, tx @ ty, rtol=1e-4, atol=1e-4)
+
+
+def test_split_linear_and_conv_match_torch():
+    F, TF = tensor.nn.functional, torch.nn.functional
+    x, tx = pair(RNG.standard_normal((197, 768)).astype(np.float32))
+    w, tw = pair(RNG.standard_normal((3072, 768)).astype(np.float32) * 0.05)
+    b, tb = pair(RNG.standard_normal(3072).astype(np.float32))
+    assert_close(F.linear(x, w, b), TF.linear(tx, tw, tb), rtol=1e-4, atol=1e-4)
+    assert_close(F.linear(x[:1], w, b), TF.linear(tx[:1], tw, tb), rtol=1e-4, atol=1e-4)
+    for batch in (1, 3):
+        img, timg = pair(RNG.standard_normal((batch, 16, 40, 40)).astype(np.float32))
+        k, tk = pair(RNG.standard_normal((256, 16, 3, 3)).astype(np.float32) * 0.1)
+        for stride, pad in ((1, 1), (2, 1)):
+            assert_close(F.conv2d(img, k, None, stride, pad),
+                         TF.conv2d(timg, tk, None, stride, pad), rtol=1e-4, atol=1e-4)
+        k1, tk1 = pair(RNG.standard_normal((256, 16, 1, 1)).astype(np.float32))
+        assert_close(F.conv2d(img, k1), TF.conv2d(timg, tk1), rtol=1e-4, atol=1e-4)
