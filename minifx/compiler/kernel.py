@@ -188,7 +188,11 @@ def compile_kernel(name: str, source: str) -> Any:
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         namespace: dict[str, Any] = {}
         exec(compile(source, filename, "exec"), namespace)
-        _COMPILED[source] = numba.njit(nogil=True, error_model="numpy")(namespace[name])
+        # As the tensor kernels: nogil (ranges run on several threads), NumPy's
+        # error model (1/0 is inf, and the loop vectorises), and "contract" so
+        # that LLVM may fuse each multiply and add of exp's polynomial into an FMA.
+        _COMPILED[source] = numba.njit(nogil=True, error_model="numpy",
+                                       fastmath={"contract"})(namespace[name])
     return _COMPILED[source]
 # --8<-- [end:compile_kernel]
 
