@@ -245,17 +245,26 @@ class FusedKernel:
     numba function compiled from it.
     """
 
-    def __init__(self, name: str, source: str, dtype: np.dtype | str) -> None:
+    def __init__(self, name: str, source: str, dtype: np.dtype | str,
+                 reuse: int | None = None) -> None:
         self.__name__ = name
         self.source = source
         self.dtype = np.dtype(dtype)
+        self.reuse = reuse  # the input whose buffer may take the result (fusion.reusable_input)
         self.kernel = compile_kernel(name, source)
 
     def __call__(self, *inputs: Any) -> Any:
         arrays = [_to_numpy(t) for t in inputs]
         shape = arrays[0].shape if len(arrays) == 1 else np.broadcast_shapes(
             *(a.shape for a in arrays))
-        out = _output(shape, self.dtype)
+        out = None
+        if self.reuse is not None:  # write the result over a dying intermediate
+            old = arrays[self.reuse]
+            if (old.shape == shape and old.dtype == self.dtype and old.flags.c_contiguous
+                    and old.flags.writeable):
+                out = old
+        if out is None:
+            out = _output(shape, self.dtype)
         flat_out = out.reshape(-1)
         flat_in = [flat_operand(a, shape) for a in arrays]
         kernel = self.kernel
@@ -270,7 +279,7 @@ class FusedKernel:
 
     def __reduce__(self) -> tuple:
         """Pickle and deepcopy by source: the copy compiles it again (or finds it cached)."""
-        return (FusedKernel, (self.__name__, self.source, self.dtype.name))
+        return (FusedKernel, (self.__name__, self.source, self.dtype.name, self.reuse))
 # --8<-- [end:fused_kernel]
 
 
