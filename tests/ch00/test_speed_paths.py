@@ -183,3 +183,12 @@ def test_split_linear_and_conv_match_torch():
                          TF.conv2d(timg, tk, None, stride, pad), rtol=1e-4, atol=1e-4)
         k1, tk1 = pair(RNG.standard_normal((256, 16, 1, 1)).astype(np.float32))
         assert_close(F.conv2d(img, k1), TF.conv2d(timg, tk1), rtol=1e-4, atol=1e-4)
+
+
+def test_vectorised_gelu_matches_torch_everywhere():
+    xs = np.concatenate([np.linspace(-12, 12, 200_001, dtype=np.float32),
+                         np.array([0.0, -0.0, 1e-30, 3e38, -3e38, np.inf, -np.inf, np.nan],
+                                  np.float32)])
+    ours, theirs = pair(xs)
+    assert_close(tensor.nn.functional.gelu(ours), torch.nn.functional.gelu(theirs),
+                 equal_nan=True)
