@@ -369,23 +369,19 @@ def run_worker(side: str, group: str, quick: bool, env_extra: dict) -> list:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def collect(groups, rounds: int, quick: bool) -> dict:
-    """{group: {(case, column): [per-round results]}}"""
-    inductor_cache = tempfile.mkdtemp(prefix="speed-inductor-")
-    env_extra = {"TORCHINDUCTOR_CACHE_DIR": inductor_cache}
-    found: dict = {}
-    for group in groups:
-        sides = GROUP_SIDES[group]
-        table = found.setdefault(group, {})
-        for r in range(rounds):
-            order = sides[r % len(sides):] + sides[:r % len(sides)]
-            for side in order:
-                start = time.perf_counter()
-                for row in run_worker(side, group, quick, env_extra):
-                    table.setdefault((row["case"], row["column"]), []).append(row)
-                print(f"  {group}: round {r + 1}/{rounds}, {side} "
-                      f"({time.perf_counter() - start:.0f} s)", flush=True)
-    return found
+def collect(group: str, rounds: int, quick: bool, env_extra: dict) -> dict:
+    """{(case, column): [one result per round]} for one group."""
+    sides = GROUP_SIDES[group]
+    table: dict = {}
+    for r in range(rounds):
+        order = sides[r % len(sides):] + sides[:r % len(sides)]
+        for side in order:
+            start = time.perf_counter()
+            for row in run_worker(side, group, quick, env_extra):
+                table.setdefault((row["case"], row["column"]), []).append(row)
+            print(f"  {group}: round {r + 1}/{rounds}, {side} "
+                  f"({time.perf_counter() - start:.0f} s)", flush=True)
+    return table
 
 
 def fmt(seconds: float | None) -> str:
@@ -518,26 +514,25 @@ def main() -> None:
         worker(*args.worker, args.quick)
         return
     rounds = args.rounds or (2 if args.quick else 5)
-    groups = args.groups
+    groups = [g for g in GROUPS if g in args.groups]
     if "compiled" in groups and "bandwidth" not in groups:
-        groups = [*groups, "bandwidth"]
+        groups.insert(groups.index("compiled"), "bandwidth")  # the compiled table uses it
     start = time.perf_counter()
-    found = collect(groups, rounds, args.quick)
-    gbs_of = bandwidth(found)
-    problems = []
-    OUT.mkdir(parents=True, exist_ok=True)
+    env_extra = {"TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(prefix="speed-inductor-")}
     note = (f"Medians of {rounds} rounds, each side in its own process, written by "
             f"`benchmarks/speed.py{' --quick' if args.quick else ''}`.")
-    for group in groups:
+    OUT.mkdir(parents=True, exist_ok=True)
+    found: dict = {}
+    problems = []
+    for group in groups:  # each table is written as soon as its group is done
+        table = found[group] = collect(group, rounds, args.quick, env_extra)
         if group == "bandwidth":
             continue
-        table = found[group]
         problems += check(group, table)
-        lines = compiled_table(table, gbs_of) if group == "compiled" else simple_table(
-            group, table)
-        text = "\n".join([note, "", *lines]) + "\n"
-        (OUT / f"speed_{group}.md").write_text(text)
-        print(f"\n## {group}\n\n" + "\n".join(lines), flush=True)
+        lines = (compiled_table(table, bandwidth(found)) if group == "compiled"
+                 else simple_table(group, table))
+        (OUT / f"speed_{group}.md").write_text("\n".join([note, "", *lines]) + "\n")
+        print(f"\n## {group}\n\n" + "\n".join(lines) + "\n", flush=True)
     for p in problems:
         print("MISMATCH", p)
     print(f"\nwrote lessons/_generated/speed_*.md in {time.perf_counter() - start:.0f} s")

@@ -426,16 +426,19 @@ def _product(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.ndim < 2 or b.ndim < 2:
-        return np.matmul(a, b)
-    shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+    if a.ndim < 2 or b.ndim < 2 or a.size * b.shape[-1] < _blas.SPLIT_MIN:
+        return np.matmul(a, b)  # small: one BLAS call, nothing to split
+    if a.ndim == 2 and b.ndim == 2:
+        shape = (a.shape[0], b.shape[1])
+    else:
+        shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
     out = _empty(shape, np.result_type(a, b))
     _product(a, b, out)
     return out
 
 
 def linear(x, w, b):
-    if x.ndim < 2:
+    if x.ndim < 2 or x.size * w.shape[0] < _blas.SPLIT_MIN:
         out = np.matmul(x, w.T)
     else:
         out = _empty((*x.shape[:-1], w.shape[0]), np.result_type(x, w))
