@@ -1,5 +1,11 @@
 """Benchmark: the numba kernels of `tensor` against torch eager and the NumPy path.
 
+A second opinion, in one process. The main benchmark is benchmarks/speed.py,
+which runs each library in a process of its own, the way a user runs it;
+here the three share one process (and its cores, OpenMP runtime and
+allocator), interleaved, with OMP_WAIT_POLICY=PASSIVE, which slows torch's
+thread wake-ups. Its small cases and its models read differently for that.
+
 Plain Python, no test runner:
 
     .venv/bin/python benchmarks/kernels.py            # every case, about 5 minutes
