@@ -364,9 +364,15 @@ def _rows_last(a: np.ndarray, dim: int) -> np.ndarray:
 def _softmax(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
     if a.size == 0:
         return np.empty(a.shape, a.dtype)
+    kernel = rows.softmax_rows if a.size >= rows.PARALLEL_MIN else rows.softmax_rows_serial
+    if a.ndim >= 1 and dim == a.ndim - 1 and a.flags.c_contiguous:
+        # The common case (the last dim of a contiguous tensor): no moving of dims.
+        out = _empty(a.shape, a.dtype)
+        kernel(out.reshape(-1, a.shape[-1]), a.reshape(-1, a.shape[-1]), log)
+        return out
     x = _rows_last(a, dim)
     out = _empty(x.shape, x.dtype)
-    rows.softmax_rows(out, x, log)
+    kernel(out, x, log)
     if a.ndim == 0:
         return out.reshape(())
     moved_shape = tuple(np.moveaxis(np.empty(a.shape, np.bool_), dim, -1).shape)
@@ -394,7 +400,7 @@ def layer_norm(x, normalized_ndim, weight, bias, eps):
     dummy = np.empty(1, x.dtype)
     w = dummy if weight is None else np.ascontiguousarray(weight, x.dtype).reshape(-1)
     b = dummy if bias is None else np.ascontiguousarray(bias, x.dtype).reshape(-1)
-    rows.layer_norm_rows(
+    (rows.layer_norm_rows if x.size >= rows.PARALLEL_MIN else rows.layer_norm_rows_serial)(
         out.reshape(-1, n), a, w, b, x.dtype.type(eps), weight is not None, bias is not None
     )
     return out

@@ -192,3 +192,17 @@ def test_vectorised_gelu_matches_torch_everywhere():
     ours, theirs = pair(xs)
     assert_close(tensor.nn.functional.gelu(ours), torch.nn.functional.gelu(theirs),
                  equal_nan=True)
+
+
+@pytest.mark.parametrize("shape", [(10, 100), (4, 5, 300), (300, 300)])
+def test_row_kernels_serial_and_parallel_match_torch(shape):
+    a = RNG.standard_normal(shape).astype(np.float32)
+    ours, theirs = pair(a)
+    for dim in (-1, 0):
+        assert_close(tensor.softmax(ours, dim=dim), torch.softmax(theirs, dim=dim))
+        assert_close(tensor.log_softmax(ours, dim=dim), torch.log_softmax(theirs, dim=dim))
+    n = shape[-1]
+    w, b = RNG.standard_normal(n).astype(np.float32), RNG.standard_normal(n).astype(np.float32)
+    (tw, ttw), (tb, ttb) = pair(w), pair(b)
+    assert_close(tensor.nn.functional.layer_norm(ours, (n,), tw, tb),
+                 torch.nn.functional.layer_norm(theirs, (n,), ttw, ttb), rtol=1e-5, atol=1e-5)
