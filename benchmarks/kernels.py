@@ -1,5 +1,11 @@
 """Benchmark: the numba kernels of `tensor` against torch eager and the NumPy path.
 
+A second opinion, in one process. The main benchmark is benchmarks/speed.py,
+which runs each library in a process of its own, the way a user runs it;
+here the three share one process (and its cores, OpenMP runtime and
+allocator), interleaved, with OMP_WAIT_POLICY=PASSIVE, which slows torch's
+thread wake-ups. Its small cases and its models read differently for that.
+
 Plain Python, no test runner:
 
     .venv/bin/python benchmarks/kernels.py            # every case, about 5 minutes
@@ -57,6 +63,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from nn_models import resnet50  # noqa: E402  (benchmarks/ is the script's folder)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -239,60 +246,6 @@ def cases(quick: bool):
     if not quick:
         out.append(("ResNet-50 forward, batch 1, 224x224", 1.2, resnet50_case(), LONG_SUMS))
     return out
-
-
-# ---- ResNet-50, the same code for tensor.nn and torch.nn ---------------------
-def resnet50(nn):
-    """torchvision's ResNet-50 layout, written against an ``nn`` namespace."""
-
-    class Bottleneck(nn.Module):
-        def __init__(self, cin, width, stride):
-            super().__init__()
-            cout = width * 4
-            self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(width)
-            self.conv2 = nn.Conv2d(width, width, 3, stride=stride, padding=1, bias=False)
-            self.bn2 = nn.BatchNorm2d(width)
-            self.conv3 = nn.Conv2d(width, cout, 1, bias=False)
-            self.bn3 = nn.BatchNorm2d(cout)
-            self.relu = nn.ReLU()
-            self.downsample = None
-            if stride != 1 or cin != cout:
-                self.downsample = nn.Sequential(
-                    nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout)
-                )
-
-        def forward(self, x):
-            identity = x if self.downsample is None else self.downsample(x)
-            y = self.relu(self.bn1(self.conv1(x)))
-            y = self.relu(self.bn2(self.conv2(y)))
-            y = self.bn3(self.conv3(y))
-            return self.relu(y + identity)
-
-    class ResNet50(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
-            self.bn1 = nn.BatchNorm2d(64)
-            self.relu = nn.ReLU()
-            self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
-            layers, cin = [], 64
-            for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
-                stage = []
-                for i in range(blocks):
-                    stage.append(Bottleneck(cin, width, stride if i == 0 else 1))
-                    cin = width * 4
-                layers.append(nn.Sequential(*stage))
-            self.layer1, self.layer2, self.layer3, self.layer4 = layers
-            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-            self.fc = nn.Linear(2048, 1000)
-
-        def forward(self, x):
-            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-            return self.fc(self.avgpool(x).flatten(1))
-
-    return ResNet50()
 
 
 def resnet50_case():

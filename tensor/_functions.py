@@ -360,6 +360,14 @@ def _is_bool(x) -> bool:
 
 def binary_op(op: str, input, other) -> Tensor:
     """Run backend binary op `op` with torch's promotion and broadcasting checks."""
+    if type(other) is _Tensor_new and type(input) is _Tensor_new:  # the hottest case, first
+        a, b = input._array, other._array
+        if a.dtype is b.dtype and op in _FAST_OPS.get(a.dtype.kind, ()):
+            if a.shape != b.shape:
+                broadcast_shapes(op, a.shape, b.shape)
+            result = _new_tensor(_Tensor_new)
+            result._array = _backend._active.binary(op, a, b)
+            return result
     np_dtype = _fast_dtype(input, other)
     if np_dtype is not None and op in _FAST_OPS.get(np_dtype.kind, ()):
         if isinstance(other, Tensor):
@@ -371,6 +379,12 @@ def binary_op(op: str, input, other) -> Tensor:
         result = _new_tensor(_Tensor_new)
         result._array = _backend._active.binary(op, a, b)
         return result
+    if type(input) in (float, int) and isinstance(other, Tensor):  # 2.0 * x: the mirror
+        np_dtype = _fast_dtype(other, input)
+        if np_dtype is not None and op in _FAST_OPS.get(np_dtype.kind, ()):
+            result = _new_tensor(_Tensor_new)
+            result._array = _backend._active.binary(op, np_dtype.type(input), other._array)
+            return result
     _check_pair(op, input, other)
     dt = result_type(input, other)
     if op == "div" and not dt.is_floating_point:
@@ -405,6 +419,17 @@ def binary_op(op: str, input, other) -> Tensor:
 
 def compare_op(op: str, input, other) -> Tensor:
     """Run backend comparison `op`: operands promoted to a common dtype, result bool."""
+    np_dtype = _fast_dtype(input, other)
+    if np_dtype is not None and np_dtype.kind in "fi":  # no promotion needed: x > 0.0
+        if isinstance(other, Tensor):
+            a, b = input._array, other._array
+            if a.shape != b.shape:
+                broadcast_shapes(op, a.shape, b.shape)
+        else:
+            a, b = input._array, np_dtype.type(other)
+        result = _new_tensor(_Tensor_new)
+        result._array = _backend._active.compare(op, a, b)
+        return result
     _check_pair(op, input, other)
     dt = result_type(input, other)
     broadcast_shapes(op, _shape_of(input), _shape_of(other))
@@ -915,6 +940,20 @@ def _operator(impl, reflected: bool):
     return method
 
 
+def _direct_operator(op: str):
+    """``x + y`` and friends: straight to ``binary_op``, one Python call less than
+    going through the public function's implementation (this is the hottest path)."""
+
+    def method(self, other):
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        return binary_op(op, self, other)
+
+    return method
+
+
+_DIRECT_OPERATORS = {"__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div"}
+
 _METHODS = (
     "neg",
     "abs",
@@ -986,6 +1025,8 @@ def _install_methods() -> None:
         _install(name, globals()[name].__wrapped__)
     for name, (function, reflected) in _OPERATORS.items():
         _install(name, _operator(function.__wrapped__, reflected))
+    for name, op in _DIRECT_OPERATORS.items():
+        _install(name, _direct_operator(op))
     _install("__neg__", neg.__wrapped__)
     _install("__abs__", abs.__wrapped__)
     _install("where", _tensor_where)

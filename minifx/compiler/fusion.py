@@ -99,6 +99,50 @@ def find_groups(graph: Graph, forms: dict[Node, Pointwise]) -> list[list[Node]]:
 # --8<-- [end:find_groups]
 
 
+# --8<-- [start:reusable_input]
+# Producers whose result is always a fresh array of their own (never a view of
+# their input), by module class name and by function name, in tensor and torch.
+_FRESH_MODULES = frozenset({"Linear", "Conv2d", "BatchNorm2d", "LayerNorm"})
+_FRESH_FUNCTIONS = frozenset({"matmul", "linear", "conv2d", "batch_norm", "layer_norm"})
+
+
+def _fresh(graph: Graph, node: Node) -> bool:
+    if node.op == "call_module" and graph.owning_module is not None:
+        module = graph.owning_module.get_submodule(node.target)
+        return type(module).__name__ in _FRESH_MODULES
+    if node.op == "call_function":
+        if isinstance(node.target, FusedKernel):
+            return True
+        library = getattr(node.target, "__module__", None) or ""
+        return (library.split(".")[0] in ("tensor", "torch")
+                and getattr(node.target, "__name__", None) in _FRESH_FUNCTIONS)
+    return False
+
+
+def reusable_input(graph: Graph, members: list[Node], inputs: list[Node]) -> int | None:
+    """Which input's buffer the kernel may write its result into, if any.
+
+    Buffer planning at its simplest: an intermediate that a fresh-array
+    producer (a conv, a linear, another kernel) made, that is read by this
+    group alone, and that has the result's shape and dtype dies here, so
+    the result can take its memory instead of a new allocation (a bias and
+    activation after a conv, in place). Inputs of the model are never
+    reused: they belong to the caller.
+    """
+    last = members[-1]
+    result = last.meta["tensor_meta"]
+    group = set(members)
+    for i, a in enumerate(inputs):
+        meta = a.meta.get("tensor_meta")
+        if (isinstance(meta, TensorMetadata) and _fresh(graph, a)
+                and all(u in group for u in a.users)
+                and tuple(meta.shape) == tuple(result.shape)
+                and node_dtype(a) == node_dtype(last)):
+            return i
+    return None
+# --8<-- [end:reusable_input]
+
+
 # --8<-- [start:replace_group]
 def replace_group(graph: Graph, members: list[Node], forms: dict[Node, Pointwise]) -> Node:
     """One ``call_function`` node in place of ``members``; returns it."""
@@ -107,11 +151,14 @@ def replace_group(graph: Graph, members: list[Node], forms: dict[Node, Pointwise
     for n in members:
         dtypes.update({a: node_dtype(a) for a in forms[n].input_nodes})
     name, source, inputs = kernel_source(members, forms, dtypes)
-    kernel = FusedKernel(name, source, dtypes[last])
+    reuse = reusable_input(graph, members, inputs)
+    kernel = FusedKernel(name, source, dtypes[last], reuse)
     with graph.inserting_before(last):
         fused = graph.create_node("call_function", kernel, tuple(inputs),
                                   name=name.removeprefix("fused_"))
     fused.meta["fused"] = [n.name for n in members]
+    if reuse is not None:
+        fused.meta["writes_into"] = inputs[reuse].name
     fused.meta["tensor_meta"] = last.meta["tensor_meta"]
     last.replace_all_uses_with(fused)
     for n in reversed(members):  # users first, so each is free when erased

@@ -188,7 +188,11 @@ def compile_kernel(name: str, source: str) -> Any:
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         namespace: dict[str, Any] = {}
         exec(compile(source, filename, "exec"), namespace)
-        _COMPILED[source] = numba.njit(nogil=True, error_model="numpy")(namespace[name])
+        # As the tensor kernels: nogil (ranges run on several threads), NumPy's
+        # error model (1/0 is inf, and the loop vectorises), and "contract" so
+        # that LLVM may fuse each multiply and add of exp's polynomial into an FMA.
+        _COMPILED[source] = numba.njit(nogil=True, error_model="numpy",
+                                       fastmath={"contract"})(namespace[name])
     return _COMPILED[source]
 # --8<-- [end:compile_kernel]
 
@@ -204,6 +208,21 @@ def _from_numpy_like(value: Any, array: np.ndarray) -> Any:
     if framework_of(value).name == "torch":
         return sys.modules["torch"].from_numpy(array)
     return sys.modules["tensor"].from_numpy(array)
+
+
+def _output(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """The kernel's output: from the tensor library's caching allocator, which
+    hands back a freed block of the same size (no page faults on first touch)."""
+    from tensor.backend._allocator import empty
+
+    return empty(shape, dtype)
+
+
+def _in_parallel(run: Any, n: int) -> None:
+    """The tensor library's split of [0, n) over its threads (one range when small)."""
+    from tensor.backend.numba_backend import in_parallel
+
+    in_parallel(run, n)
 
 
 def flat_operand(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -226,17 +245,33 @@ class FusedKernel:
     numba function compiled from it.
     """
 
-    def __init__(self, name: str, source: str, dtype: np.dtype | str) -> None:
+    def __init__(self, name: str, source: str, dtype: np.dtype | str,
+                 reuse: int | None = None) -> None:
         self.__name__ = name
         self.source = source
         self.dtype = np.dtype(dtype)
+        self.reuse = reuse  # the input whose buffer may take the result (fusion.reusable_input)
         self.kernel = compile_kernel(name, source)
 
     def __call__(self, *inputs: Any) -> Any:
         arrays = [_to_numpy(t) for t in inputs]
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
-        out = np.empty(shape, self.dtype)
-        self.kernel(out.reshape(-1), *(flat_operand(a, shape) for a in arrays))
+        shape = arrays[0].shape if len(arrays) == 1 else np.broadcast_shapes(
+            *(a.shape for a in arrays))
+        out = None
+        if self.reuse is not None:  # write the result over a dying intermediate
+            old = arrays[self.reuse]
+            if (old.shape == shape and old.dtype == self.dtype and old.flags.c_contiguous
+                    and old.flags.writeable):
+                out = old
+        if out is None:
+            out = _output(shape, self.dtype)
+        flat_out = out.reshape(-1)
+        flat_in = [flat_operand(a, shape) for a in arrays]
+        kernel = self.kernel
+        # The kernel releases the GIL: large outputs are split in ranges run on
+        # a few threads, each range a slice of every flat operand.
+        _in_parallel(lambda lo, hi: kernel(flat_out[lo:hi], *(a[lo:hi] for a in flat_in)),
+                     flat_out.size)
         return _from_numpy_like(inputs[0], out)
 
     def __repr__(self) -> str:
@@ -244,7 +279,7 @@ class FusedKernel:
 
     def __reduce__(self) -> tuple:
         """Pickle and deepcopy by source: the copy compiles it again (or finds it cached)."""
-        return (FusedKernel, (self.__name__, self.source, self.dtype.name))
+        return (FusedKernel, (self.__name__, self.source, self.dtype.name, self.reuse))
 # --8<-- [end:fused_kernel]
 
 

@@ -32,7 +32,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
+from . import _blas
 from . import numpy_backend as _reference
+from ._allocator import empty as _empty
 from ._kernels import elementwise as ew
 from ._kernels import reduce as rd
 from ._kernels import rows, spatial
@@ -85,16 +87,27 @@ def _pool() -> ThreadPoolExecutor:
 
 _POOL: ThreadPoolExecutor | None = None
 _UNIT_STRIDE = np.ones(1, np.int64)  # read-only for the kernels
-PARALLEL_MIN = 1 << 19  # elements per thread below which one thread does it all
+# Elements per thread below which one thread does it all. Handing a range to a
+# pool thread costs tens of microseconds on a busy two-core machine, so a
+# thread must get at least ~100 us of work: 1e6 float32 elements split in two,
+# 1e5 do not (benchmarks/speed.py measures both sides of the line).
+PARALLEL_MIN = 1 << 18
+_SPLIT = 2 * PARALLEL_MIN  # below this no output is split, whatever the thread count
+_POOLED = 1 << 16  # elements from which outputs come from the caching allocator
 
 
-def _in_parallel(run, n: int) -> None:
+def in_parallel(run, n: int) -> None:
     """Call ``run(lo, hi)`` on ranges covering [0, n), on numba's thread count.
 
     The elementwise kernels release the GIL, so plain Python threads run
     them in parallel; one thread is enough below ``PARALLEL_MIN`` per thread.
     """
-    k = min(numba.get_num_threads(), n // PARALLEL_MIN)
+    in_ranges(run, n, min(numba.get_num_threads(), n // PARALLEL_MIN))
+
+
+def in_ranges(run, n: int, k: int) -> None:
+    """Call ``run(lo, hi)`` on ``k`` ranges covering [0, n), the first on this thread."""
+    k = min(k, n)
     if k <= 1:
         run(0, n)
         return
@@ -106,13 +119,38 @@ def _in_parallel(run, n: int) -> None:
 
 
 # ---- elementwise -------------------------------------------------------------
+# The fast paths below are what a call of a few thousand elements pays for:
+# they avoid every Python step that does not change the answer (no
+# broadcast views, no coalescing, no list of arguments for a contiguous
+# operand, no thread split below PARALLEL_MIN). A Python scalar stays a
+# scalar all the way into the kernel (``zip_scalar_range``).
+_LENGTHS: dict[int, np.ndarray] = {}
+
+
+def _length(n: int) -> np.ndarray:
+    """The coalesced shape ``[n]`` of a contiguous operand, made once per length."""
+    shape = _LENGTHS.get(n)
+    if shape is None:
+        if len(_LENGTHS) > 4096:
+            _LENGTHS.clear()
+        shape = _LENGTHS[n] = np.array([n], np.int64)
+    return shape
+
+
+def _flat_operand(x: np.ndarray):
+    """(coalesced shape, storage, offset, strides) of one operand over its own shape."""
+    if x.flags.c_contiguous:
+        return _length(x.size), (x if x.ndim == 1 else x.reshape(-1)), 0, _UNIT_STRIDE
+    storage, offset, strides = storage_of(x)
+    shape, strides = coalesce(x.shape, strides)
+    return shape, storage, offset, strides
+
+
 def unary(op: str, a: np.ndarray) -> np.ndarray:
     if a.size <= SMALL:
         return _reference.unary(op, a)
-    x = _compute(a)
-    out = np.empty(a.shape, x.dtype)
-    if out.size == 0:
-        return _finish(out, a.dtype)
+    x = a if a.dtype in _KERNEL_DTYPES else a.astype(np.int64)
+    out = np.empty(a.shape, x.dtype) if a.size < _POOLED else _empty(a.shape, x.dtype)
     if x.dtype.kind == "f":
         kernel = ew.map_range
     elif op in _INT_UNARY:
@@ -120,34 +158,95 @@ def unary(op: str, a: np.ndarray) -> np.ndarray:
     else:
         raise TypeError(f"numba backend: unary {op!r} is not defined for {a.dtype}")
     code = UNARY_CODE[op]
-    o = out.reshape(-1)
-    shape, args = _operands(a.shape, x)
-    _in_parallel(lambda lo, hi: kernel(code, o, lo, hi, shape, *args), o.size)
-    return _finish(out, a.dtype)
+    o = out if out.ndim == 1 else out.reshape(-1)
+    shape, storage, offset, strides = _flat_operand(x)
+    n = o.size
+    if n < _SPLIT:
+        kernel(code, o, 0, n, shape, storage, offset, strides)
+    else:
+        in_parallel(lambda lo, hi: kernel(code, o, lo, hi, shape, storage, offset, strides), n)
+    return out if out.dtype == a.dtype else out.astype(a.dtype)
+
+
+# ``scalar op x`` as ``x op' scalar`` for the codes of ``zip_scalar_range``.
+_SCALAR_LEFT = {"add": 0, "sub": 9, "mul": 2, "div": 10, "pow": 11, "maximum": 5,
+                "minimum": 6, "bitwise_and": 7, "bitwise_or": 8}
+_FLIPPED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
+
+
+def _python_scalar(value, dtype: np.dtype):
+    """A 0-d operand as the Python number the scalar kernels take (one signature each)."""
+    return float(value) if dtype.kind == "f" else int(value)
+
+
+def _with_scalar(kernel, code: int, x: np.ndarray, value, out_dtype: np.dtype, cast_to=None):
+    """``kernel`` between array ``x`` and a scalar: the scalar is never broadcast."""
+    if x.dtype not in _KERNEL_DTYPES:
+        x = x.astype(np.int64)
+    dtype = out_dtype if out_dtype == np.bool_ else x.dtype
+    out = np.empty(x.shape, dtype) if x.size < _POOLED else _empty(x.shape, dtype)
+    c = _python_scalar(value, x.dtype)
+    o = out if out.ndim == 1 else out.reshape(-1)
+    shape, storage, offset, strides = _flat_operand(x)
+    n = o.size
+    if n < _SPLIT:
+        kernel(code, o, 0, n, shape, storage, offset, strides, c)
+    else:
+        in_parallel(lambda lo, hi: kernel(code, o, lo, hi, shape, storage, offset, strides, c),
+                     n)
+    return out if cast_to is None or out.dtype == cast_to else out.astype(cast_to)
 
 
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    shape = a.shape
+    if (shape == b.shape and a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous
+            and b.flags.c_contiguous and (n := a.size) > SMALL):
+        # The common case, lean: same shape, contiguous, a kernel dtype.
+        code = BINARY_CODE[op]
+        out = np.empty(shape, a.dtype) if n < _POOLED else _empty(shape, a.dtype)
+        if len(shape) != 1:
+            o, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
+        else:
+            o = out
+        if n < _SPLIT:
+            ew.zip_range(code, o, 0, n, _length(n), a, 0, _UNIT_STRIDE, b, 0, _UNIT_STRIDE)
+        else:
+            length = _length(n)
+            in_parallel(lambda lo, hi: ew.zip_range(
+                code, o, lo, hi, length, a, 0, _UNIT_STRIDE, b, 0, _UNIT_STRIDE), n)
+        return out
+    if b.ndim == 0 and a.size > SMALL:
+        return _with_scalar(ew.zip_scalar_range, BINARY_CODE[op], a, b, a.dtype, a.dtype)
+    if a.ndim == 0 and b.size > SMALL:
+        return _with_scalar(ew.zip_scalar_range, _SCALAR_LEFT[op], b, a, b.dtype, b.dtype)
     if max(a.size, b.size) <= SMALL:
         return _reference.binary(op, a, b)
+    code = BINARY_CODE[op]
+    x = a if a.dtype in _KERNEL_DTYPES else a.astype(np.int64)
+    y = b if b.dtype in _KERNEL_DTYPES else b.astype(np.int64)
     shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
-    x, y = _compute(a), _compute(b)
-    out = np.empty(shape, x.dtype)
+    out = _empty(shape, x.dtype)
     if out.size:
-        code, o = BINARY_CODE[op], out.reshape(-1)
+        o = out.reshape(-1)
         cshape, args = _operands(shape, x, y)
-        _in_parallel(lambda lo, hi: ew.zip_range(code, o, lo, hi, cshape, *args), o.size)
+        in_parallel(lambda lo, hi: ew.zip_range(code, o, lo, hi, cshape, *args), o.size)
     return _finish(out, a.dtype)
 
 
 def compare(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if b.ndim == 0 and a.size > SMALL:
+        return _with_scalar(ew.compare_scalar_range, COMPARE_CODE[op], a, b, np.dtype(np.bool_))
+    if a.ndim == 0 and b.size > SMALL:
+        return _with_scalar(ew.compare_scalar_range, COMPARE_CODE[_FLIPPED[op]], b, a,
+                            np.dtype(np.bool_))
     if max(a.size, b.size) <= SMALL:
         return _reference.compare(op, a, b)
     shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
-    out = np.empty(shape, np.bool_)
+    out = _empty(shape, np.dtype(np.bool_))
     if out.size:
         code, o = COMPARE_CODE[op], out.reshape(-1)
         cshape, args = _operands(shape, _compute(a), _compute(b))
-        _in_parallel(lambda lo, hi: ew.compare_range(code, o, lo, hi, cshape, *args), o.size)
+        in_parallel(lambda lo, hi: ew.compare_range(code, o, lo, hi, cshape, *args), o.size)
     return out
 
 
@@ -156,12 +255,12 @@ def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return _reference.where(cond, a, b)
     shape = np.broadcast_shapes(cond.shape, a.shape, b.shape)
     x, y = _compute(a), _compute(b)
-    out = np.empty(shape, x.dtype)
+    out = _empty(shape, x.dtype)
     if out.size:
         c = cond if cond.dtype == np.bool_ else cond.astype(np.bool_)
         o = out.reshape(-1)
         cshape, args = _operands(shape, c, x, y)
-        _in_parallel(lambda lo, hi: ew.where_range(o, lo, hi, cshape, *args), o.size)
+        in_parallel(lambda lo, hi: ew.where_range(o, lo, hi, cshape, *args), o.size)
     return _finish(out, a.dtype)
 
 
@@ -169,12 +268,12 @@ def clamp(a: np.ndarray, lo: float | None, hi: float | None) -> np.ndarray:
     if a.size <= SMALL:
         return _reference.clamp(a, lo, hi)
     x = np.ascontiguousarray(_compute(a)).reshape(-1)
-    out = np.empty(a.shape, x.dtype)
+    out = _empty(a.shape, x.dtype)
     if out.size:
         cast = x.dtype.type
         low, high = cast(0 if lo is None else lo), cast(0 if hi is None else hi)
         o = out.reshape(-1)
-        _in_parallel(
+        in_parallel(
             lambda s, e: ew.clamp_range(o, s, e, x, low, high, lo is not None, hi is not None),
             o.size,
         )
@@ -201,10 +300,17 @@ def _out_shape(a: np.ndarray, reduced, keepdim: bool) -> tuple[int, ...]:
 def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if a.size <= SMALL:
         return _reference.reduce(op, a, dims, keepdim)
+    if not dims and a.size <= rd.CHUNK and a.flags.c_contiguous and a.dtype in _KERNEL_DTYPES:
+        # The common small case, x.sum(): one serial run, no thread launch, no index math.
+        out = np.empty((1,) * a.ndim if keepdim else (), a.dtype)
+        out[...] = rd.reduce_run(_REDUCE_CODE[op], a.reshape(-1), 0, a.size, 1)
+        if op == "mean":
+            out /= a.size
+        return out
     x = _compute(a)
     code = _REDUCE_CODE[op]
     reduced = sorted(set(dims)) if dims else list(range(a.ndim))
-    out = np.empty(_out_shape(a, reduced, keepdim), x.dtype)
+    out = _empty(_out_shape(a, reduced, keepdim), x.dtype)
     count = int(np.prod([a.shape[d] for d in reduced], dtype=np.int64))
     if out.size == 0:
         return _finish(out, a.dtype)
@@ -213,13 +319,16 @@ def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.n
         return _finish(out, a.dtype)
     o = out.reshape(-1)
     trailing = reduced == list(range(a.ndim - len(reduced), a.ndim))
-    if len(reduced) == a.ndim and x.flags.c_contiguous and count > rd.CHUNK:
+    if len(reduced) == a.ndim and x.flags.c_contiguous and count <= rd.CHUNK:
+        o[0] = rd.reduce_run(code, x.reshape(-1), 0, count, 1)  # small: one thread, no launch
+    elif len(reduced) == a.ndim and x.flags.c_contiguous:
         flat = x.reshape(-1)
         partial = np.empty(rd.partial_count(count), x.dtype)
         rd.reduce_chunks(code, partial, flat)
         o[0] = rd.reduce_run(code, partial, 0, partial.size, 1)
     elif trailing and x.flags.c_contiguous:
-        rd.reduce_rows(code, o, x.reshape(-1, count))
+        rows_kernel = rd.reduce_rows if x.size >= rd.PARALLEL_ROWS_MIN else rd.reduce_rows_serial
+        rows_kernel(code, o, x.reshape(-1, count))
     else:
         _, kshape, kstrides, storage, offset, rshape, rstrides = _split_dims(x, tuple(reduced))
         rd.reduce_strided(code, o, kshape, kstrides, storage, offset, rshape, rstrides)
@@ -255,9 +364,15 @@ def _rows_last(a: np.ndarray, dim: int) -> np.ndarray:
 def _softmax(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
     if a.size == 0:
         return np.empty(a.shape, a.dtype)
+    kernel = rows.softmax_rows if a.size >= rows.PARALLEL_MIN else rows.softmax_rows_serial
+    if a.ndim >= 1 and dim == a.ndim - 1 and a.flags.c_contiguous:
+        # The common case (the last dim of a contiguous tensor): no moving of dims.
+        out = _empty(a.shape, a.dtype)
+        kernel(out.reshape(-1, a.shape[-1]), a.reshape(-1, a.shape[-1]), log)
+        return out
     x = _rows_last(a, dim)
-    out = np.empty_like(x)
-    rows.softmax_rows(out, x, log)
+    out = _empty(x.shape, x.dtype)
+    kernel(out, x, log)
     if a.ndim == 0:
         return out.reshape(())
     moved_shape = tuple(np.moveaxis(np.empty(a.shape, np.bool_), dim, -1).shape)
@@ -278,21 +393,21 @@ def log_softmax(a: np.ndarray, dim: int) -> np.ndarray:
 
 def layer_norm(x, normalized_ndim, weight, bias, eps):
     n = int(np.prod(x.shape[x.ndim - normalized_ndim :], dtype=np.int64))
-    out = np.empty(x.shape, x.dtype)
+    out = _empty(x.shape, x.dtype)
     if x.size == 0:
         return out
     a = np.ascontiguousarray(x).reshape(-1, n)
     dummy = np.empty(1, x.dtype)
     w = dummy if weight is None else np.ascontiguousarray(weight, x.dtype).reshape(-1)
     b = dummy if bias is None else np.ascontiguousarray(bias, x.dtype).reshape(-1)
-    rows.layer_norm_rows(
+    (rows.layer_norm_rows if x.size >= rows.PARALLEL_MIN else rows.layer_norm_rows_serial)(
         out.reshape(-1, n), a, w, b, x.dtype.type(eps), weight is not None, bias is not None
     )
     return out
 
 
 def batch_norm(x, mean, var, weight, bias, eps):
-    out = np.empty(x.shape, x.dtype)
+    out = _empty(x.shape, x.dtype)
     if x.size == 0:
         return out
     dt = x.dtype
@@ -312,12 +427,28 @@ def batch_norm(x, mean, var, weight, bias, eps):
 
 
 # ---- matrix products ---------------------------------------------------------
+def _product(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    _blas.matmul_into(a, b, out, in_ranges, numba.get_num_threads())
+
+
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.matmul(a, b)
+    if a.ndim < 2 or b.ndim < 2 or a.size * b.shape[-1] < _blas.SPLIT_MIN:
+        return np.matmul(a, b)  # small: one BLAS call, nothing to split
+    if a.ndim == 2 and b.ndim == 2:
+        shape = (a.shape[0], b.shape[1])
+    else:
+        shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+    out = _empty(shape, np.result_type(a, b))
+    _product(a, b, out)
+    return out
 
 
 def linear(x, w, b):
-    out = np.matmul(x, w.T)
+    if x.ndim < 2 or x.size * w.shape[0] < _blas.SPLIT_MIN:
+        out = np.matmul(x, w.T)
+    else:
+        out = _empty((*x.shape[:-1], w.shape[0]), np.result_type(x, w))
+        _product(x, w.T, out)
     if b is not None:
         out += b
     return out
@@ -346,23 +477,35 @@ def conv2d(x, w, b, stride, padding, dilation, groups):
     weight = np.ascontiguousarray(w).reshape(groups, o // groups, k)
     # Each image's product lands directly in its (O, OH*OW) block of the output:
     # no reordering afterwards, and the result is contiguous, as torch's is.
-    out = np.empty((n, groups, o // groups, oh * ow), x.dtype)
+    out = _empty((n, groups, o // groups, oh * ow), x.dtype)
     if out.size == 0:
         return out.reshape(n, o, oh, ow)
     if (kh, kw, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0):
         # A 1x1 convolution needs no im2col: each image already is the matrix.
-        np.matmul(weight, x.reshape(n, groups, k, h * wd), out=out)
+        _product(weight, x.reshape(n, groups, k, h * wd), out)
     else:
         # One image at a time, so that its column matrix stays in the cache
-        # between im2col and the product that reads it.
+        # between im2col and the product that reads it. With several images
+        # each thread takes a share of them (im2col, product, im2col, ...);
+        # a single image splits its product instead.
         hq = (kh - 1) * dh // sh + oh
         wq = -(-(wd + 2 * pw) // sw)
         phases = np.empty((n, c, sh, sw, hq, wq), x.dtype)
-        spatial.split_phases(phases, x, kh, kw, sh, sw, ph, pw, dh, dw)
-        cols = np.empty((groups, k, oh * ow), x.dtype)
-        for i in range(n):
-            spatial.im2col(cols.reshape(c * kh * kw, oh * ow), phases[i], kh, kw, dh, dw, oh, ow)
-            np.matmul(weight, cols, out=out[i])
+        threads = min(n, numba.get_num_threads())
+
+        def images(lo: int, hi: int) -> None:
+            spatial.split_phases(phases[lo:hi], x[lo:hi], kh, kw, sh, sw, ph, pw, dh, dw)
+            cols = np.empty((groups, k, oh * ow), x.dtype)
+            for i in range(lo, hi):
+                spatial.im2col(cols.reshape(c * kh * kw, oh * ow), phases[i], kh, kw, dh, dw,
+                               oh, ow)
+                if threads > 1:
+                    _blas.single_threaded_blas()
+                    np.matmul(weight, cols, out=out[i])
+                else:
+                    _product(weight, cols, out[i])
+
+        in_ranges(images, n, threads)
     out = out.reshape(n, o, oh, ow)
     if b is not None:
         out += np.asarray(b, x.dtype).reshape(o, 1, 1)
@@ -373,7 +516,7 @@ def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
     n, c, h, w = x.shape
     oh = _pool_out(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
     ow = _pool_out(w, kernel[1], stride[1], padding[1], dilation[1], ceil_mode)
-    out = np.empty((n, c, oh, ow), x.dtype)
+    out = _empty((n, c, oh, ow), x.dtype)
     if out.size:
         spatial.max_pool2d(out, np.ascontiguousarray(x), *kernel, *stride, *padding, *dilation)
     return out
@@ -383,7 +526,7 @@ def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad):
     n, c, h, w = x.shape
     oh = _pool_out(h, kernel[0], stride[0], padding[0], 1, ceil_mode)
     ow = _pool_out(w, kernel[1], stride[1], padding[1], 1, ceil_mode)
-    out = np.empty((n, c, oh, ow), x.dtype)
+    out = _empty((n, c, oh, ow), x.dtype)
     if out.size:
         spatial.avg_pool2d(
             out, np.ascontiguousarray(x), *kernel, *stride, *padding, bool(count_include_pad)

@@ -209,3 +209,102 @@ def clamp_range(out, lo, hi, a, low, high, has_low, has_high):
         if has_high and x > high:
             x = high
         out[k] = x
+
+
+# ---- a Python-scalar operand ---------------------------------------------------
+# ``x * 2.0`` must not become ``x * broadcast_to(2.0, x.shape)``: the scalar
+# stays a scalar, held in a register by the loop, and only ``x`` is read.
+# Codes 0-8 are ``scalar.BINARY`` with the scalar on the right; 9, 10 and 11
+# are sub, div and pow with the scalar on the left (``2.0 - x``), the only
+# binary ops where the side matters and that torch has reflected operators for.
+@njit(inline="always")
+def _rsub(x, y):
+    return y - x
+
+
+@njit(inline="always")
+def _rdiv(x, y):
+    return y / x
+
+
+@njit(inline="always")
+def _rpow(x, y):
+    return s.pow_(y, x)
+
+
+@njit(inline="always")
+def _scalar_block(fn, o, x, c):
+    for j in range(o.size):
+        o[j] = fn(x[j], c)
+
+
+@njit(inline="always")
+def _as_dtype_of(a, value):
+    """``value`` (a Python float, int or bool) as a scalar of ``a``'s dtype."""
+    cast = np.empty(1, a.dtype)
+    cast[0] = value
+    return cast[0]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def zip_scalar_range(op, out, lo, hi, shape, a, a_off, a_strides, value):
+    """Binary op ``op`` between ``a`` and one scalar, on output elements [lo, hi)."""
+    c = _as_dtype_of(a, value)
+    scratch = np.empty(BLOCK, a.dtype)
+    cap = hi - lo if a_strides[-1] == 1 else BLOCK
+    k = lo
+    while k < hi:
+        n, pa = _next_block(k, hi, shape, a_strides, a_off, cap)
+        o = out[k : k + n]
+        x = _block(a, pa, n, a_strides[-1], scratch)
+        if op == 0:
+            _scalar_block(s.add, o, x, c)
+        elif op == 1:
+            _scalar_block(s.sub, o, x, c)
+        elif op == 2:
+            _scalar_block(s.mul, o, x, c)
+        elif op == 3:
+            _scalar_block(s.div, o, x, c)
+        elif op == 4:
+            _scalar_block(s.pow_, o, x, c)
+        elif op == 5:
+            _scalar_block(s.maximum, o, x, c)
+        elif op == 6:
+            _scalar_block(s.minimum, o, x, c)
+        elif op == 7:
+            _scalar_block(s.bitwise_and, o, x, c)
+        elif op == 8:
+            _scalar_block(s.bitwise_or, o, x, c)
+        elif op == 9:
+            _scalar_block(_rsub, o, x, c)
+        elif op == 10:
+            _scalar_block(_rdiv, o, x, c)
+        else:
+            _scalar_block(_rpow, o, x, c)
+        k += n
+
+
+@njit(cache=True, nogil=True)
+def compare_scalar_range(op, out, lo, hi, shape, a, a_off, a_strides, value):
+    """Comparison ``op`` (``a`` on the left) with one scalar, on output elements [lo, hi)."""
+    c = _as_dtype_of(a, value)
+    scratch = np.empty(BLOCK, a.dtype)
+    cap = hi - lo if a_strides[-1] == 1 else BLOCK
+    k = lo
+    while k < hi:
+        n, pa = _next_block(k, hi, shape, a_strides, a_off, cap)
+        o = out[k : k + n]
+        x = _block(a, pa, n, a_strides[-1], scratch)
+        if op == 0:
+            _scalar_block(s.gt, o, x, c)
+        elif op == 1:
+            _scalar_block(s.lt, o, x, c)
+        elif op == 2:
+            _scalar_block(s.ge, o, x, c)
+        elif op == 3:
+            _scalar_block(s.le, o, x, c)
+        elif op == 4:
+            _scalar_block(s.eq, o, x, c)
+        else:
+            _scalar_block(s.ne, o, x, c)
+        k += n

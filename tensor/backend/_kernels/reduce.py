@@ -96,6 +96,19 @@ def reduce_rows(op, out, a):
         out[r] = reduce_run(op, flat, r * n, n, 1)
 
 
+@njit(cache=True)
+def reduce_rows_serial(op, out, a):
+    """``reduce_rows`` on one thread: below ``PARALLEL_ROWS_MIN`` elements, waking
+    the other threads costs more than the sum."""
+    n = a.shape[1]
+    flat = a.reshape(-1)
+    for r in range(a.shape[0]):
+        out[r] = reduce_run(op, flat, r * n, n, 1)
+
+
+PARALLEL_ROWS_MIN = 1 << 16
+
+
 @njit(cache=True, parallel=True)
 def reduce_chunks(op, partial, a):
     """Partial reductions of a contiguous 1-d array, one per CHUNK, in parallel."""

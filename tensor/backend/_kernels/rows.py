@@ -52,45 +52,69 @@ def _row_max(x):
     return m
 
 
+@njit(inline="always")
+def _softmax_row(x, o, log):
+    m = _row_max(x)
+    for j in range(x.size):
+        o[j] = fast_exp(x[j] - m)
+    total = _row_sum(o)
+    if log:
+        log_total = np.log(total)
+        for j in range(x.size):
+            o[j] = (x[j] - m) - log_total  # not x - (m + log_total): keeps digits
+    else:
+        inv = like(total, 1.0) / total
+        for j in range(x.size):
+            o[j] = o[j] * inv
+
+
 @njit(cache=True, parallel=True, error_model="numpy", fastmath={"contract"})
 def softmax_rows(out, a, log):
     for r in prange(a.shape[0]):
-        x = a[r]
-        o = out[r]
-        m = _row_max(x)
-        for j in range(x.size):
-            o[j] = fast_exp(x[j] - m)
-        total = _row_sum(o)
-        if log:
-            log_total = np.log(total)
-            for j in range(x.size):
-                o[j] = (x[j] - m) - log_total  # not x - (m + log_total): keeps digits
-        else:
-            inv = like(total, 1.0) / total
-            for j in range(x.size):
-                o[j] = o[j] * inv
+        _softmax_row(a[r], out[r], log)
+
+
+@njit(cache=True, error_model="numpy", fastmath={"contract"})
+def softmax_rows_serial(out, a, log):
+    """``softmax_rows`` on one thread, for inputs too small to wake the others."""
+    for r in range(a.shape[0]):
+        _softmax_row(a[r], out[r], log)
+
+
+@njit(inline="always")
+def _layer_norm_row(x, o, weight, bias, eps, affine_w, affine_b):
+    n = x.size
+    mean = _row_sum(x) / n
+    for j in range(n):
+        o[j] = x[j] - mean
+    acc = _row_sum_squares(o)
+    rstd = like(mean, 1.0) / np.sqrt(acc / n + eps)
+    for j in range(n):
+        o[j] = o[j] * rstd
+    if affine_w:
+        for j in range(n):
+            o[j] = o[j] * weight[j]
+    if affine_b:
+        for j in range(n):
+            o[j] = o[j] + bias[j]
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def layer_norm_rows(out, a, weight, bias, eps, affine_w, affine_b):
     """(x - mean) / sqrt(var + eps) * weight + bias over each row (biased var)."""
-    n = a.shape[1]
     for r in prange(a.shape[0]):
-        x = a[r]
-        o = out[r]
-        mean = _row_sum(x) / n
-        for j in range(n):
-            o[j] = x[j] - mean
-        acc = _row_sum_squares(o)
-        rstd = like(mean, 1.0) / np.sqrt(acc / n + eps)
-        for j in range(n):
-            o[j] = o[j] * rstd
-        if affine_w:
-            for j in range(n):
-                o[j] = o[j] * weight[j]
-        if affine_b:
-            for j in range(n):
-                o[j] = o[j] + bias[j]
+        _layer_norm_row(a[r], out[r], weight, bias, eps, affine_w, affine_b)
+
+
+@njit(cache=True, error_model="numpy")
+def layer_norm_rows_serial(out, a, weight, bias, eps, affine_w, affine_b):
+    """``layer_norm_rows`` on one thread, for inputs too small to wake the others."""
+    for r in range(a.shape[0]):
+        _layer_norm_row(a[r], out[r], weight, bias, eps, affine_w, affine_b)
+
+
+# Below this many elements a row kernel runs on one thread.
+PARALLEL_MIN = 1 << 16
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

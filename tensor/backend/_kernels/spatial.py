@@ -25,7 +25,7 @@ from numba import njit, prange
 from .scalar import like
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def split_phases(phases, x, kh, kw, sh, sw, ph, pw, dh, dw):
     """phases[n, c, qy, qx, a, b] = padded x[n, c, a*sh + qy, b*sw + qx] (0 in the padding).
 
@@ -66,7 +66,7 @@ def split_phases(phases, x, kh, kw, sh, sw, ph, pw, dh, dw):
                         inside[b] = src[first + b * sw]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def im2col(cols, phases, kh, kw, dh, dw, oh, ow):
     """cols[(c, i, j), (y, x)] = padded image[c, y*sh + i*dh, x*sw + j*dw], from its phases.
 

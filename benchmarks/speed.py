@@ -1,0 +1,544 @@
+"""Benchmark: what a user of `tensor` gets, against torch eager, torch.compile and NumPy.
+
+    .venv/bin/python benchmarks/speed.py --quick     # every case, a few minutes
+    .venv/bin/python benchmarks/speed.py             # more rounds and repeats
+    .venv/bin/python benchmarks/speed.py --groups overhead compiled   # some groups only
+
+Every *side* (tensor on its numba kernels, torch eager as it comes, torch
+with ``THP_MEM_ALLOC_ENABLE=1``, plain NumPy) runs in a process of its own,
+the way a user runs one of them: two libraries in one process share (and
+fight over) the same two cores, OpenMP runtime and allocator. The processes
+alternate, round after round, in rotating order, so that a busy moment of
+the machine hits every side. Inside a process each case is timed as the
+median of many calls (small ones in batches), after a warm-up; the table
+gives the median over rounds, and the ratio tensor / torch.
+
+Before timing, each case records a fingerprint of its result (the sum of
+its elements in float64); the parent checks that every side agrees, so a
+fast wrong answer cannot hide in the table.
+
+The tables are printed and written, as Markdown, to
+``lessons/_generated/speed_<group>.md``; the lessons include them.
+``benchmarks/kernels.py`` is an older, in-process second opinion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+OUT = ROOT / "lessons" / "_generated"
+
+# side -> (library it imports, extra environment)
+SIDES = {
+    "tensor": ("tensor", {}),
+    "torch": ("torch", {}),
+    "torch THP": ("torch", {"THP_MEM_ALLOC_ENABLE": "1"}),
+    "numpy": ("numpy", {}),
+}
+SIZES = (10**5, 10**6, 10**7)
+SCALAR_SIZES = (10**3, 10**4, 10**5, 10**6, 10**7)
+UNARY = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "gelu")
+BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "gt")
+POSITIVE = ("log", "sqrt", "rsqrt", "pow")  # ops given positive inputs
+
+
+# ---- timing -------------------------------------------------------------------
+def median_seconds(fn, budget: float, min_samples: int = 5) -> float:
+    """Median seconds per call of ``fn``, calls batched so a sample lasts >= 200 us."""
+    fn()
+    fn()
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-7)
+    batch = max(1, int(2e-4 / once))
+    samples = int(min(200, max(min_samples, budget / (once * batch))))
+    times = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        times.append((time.perf_counter() - start) / batch)
+    return statistics.median(times)
+
+
+def fingerprint(value) -> float:
+    import numpy as np
+
+    if hasattr(value, "detach"):
+        value = value.detach()
+    return float(np.asarray(value.numpy() if hasattr(value, "numpy") else value,
+                            dtype=np.float64).sum())
+
+
+# ---- each library, spelled the same way -----------------------------------------
+class Lib:
+    """The few things the cases need, for ``tensor``, ``torch`` or NumPy."""
+
+    def __init__(self, name: str) -> None:
+        import numpy as np
+
+        self.name = name
+        self.np = np
+        if name == "numpy":
+            self.mod = np
+            self.F = None
+        else:
+            self.mod = __import__(name)
+            self.F = self.mod.nn.functional
+
+    def array(self, a):
+        return a if self.name == "numpy" else self.mod.from_numpy(a)
+
+    def unary(self, op):
+        np = self.np
+        if self.name != "numpy":
+            if op in ("relu", "gelu"):
+                return getattr(self.F, op)
+            return getattr(self.mod, op)
+        return {
+            "neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+            "rsqrt": lambda x: 1 / np.sqrt(x), "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+            "tanh": np.tanh, "relu": lambda x: np.maximum(x, 0), "gelu": None,
+        }[op]
+
+    def binary(self, op):
+        if self.name != "numpy":
+            return getattr(self.mod, op)
+        return {"add": self.np.add, "sub": self.np.subtract, "mul": self.np.multiply,
+                "div": self.np.divide, "pow": self.np.power, "maximum": self.np.maximum,
+                "minimum": self.np.minimum, "gt": self.np.greater}[op]
+
+    def reduce(self, op):
+        return {"sum all": lambda x: x.sum(), "mean all": lambda x: x.mean(),
+                "amax all": (lambda x: x.max()) if self.name == "numpy" else
+                (lambda x: self.mod.amax(x)),
+                "sum dim -1": lambda x: x.sum(-1),
+                "argmax dim -1": (lambda x: x.argmax(-1))}[op]
+
+    def softmax(self, x):
+        if self.name == "numpy":
+            e = self.np.exp(x - x.max(-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+        return self.mod.softmax(x, dim=-1)
+
+    def layer_norm(self, x, w, b):
+        if self.name == "numpy":
+            mu = x.mean(-1, keepdims=True)
+            var = ((x - mu) ** 2).mean(-1, keepdims=True)
+            return (x - mu) / self.np.sqrt(var + 1e-5) * w + b
+        return self.F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
+
+
+def data(shape, positive=False, seed=0):
+    import numpy as np
+
+    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return np.abs(a) + 0.5 if positive else a
+
+
+def size_name(n: int) -> str:
+    return f"1e{len(str(n)) - 1}"
+
+
+# ---- the groups of cases -----------------------------------------------------------
+# Each group is run by ``run_group(group, lib, quick)`` in a worker process and
+# yields (case, column, seconds, fingerprint).
+def overhead_cases(lib: Lib, quick: bool):
+    """Per-op overhead: a thousand elements, where the call costs more than the work."""
+    n = 1000
+    x, y = lib.array(data(n)), lib.array(data(n, seed=1))
+    p = lib.array(data(n, positive=True))
+    cases = {
+        "add x + y": lambda: x + y,
+        "mul x * y": lambda: x * y,
+        "x * 2.0": lambda: x * 2.0,
+        "x + 1.0": lambda: x + 1.0,
+        "2.0 * x": lambda: 2.0 * x,
+        "x / 3.0": lambda: x / 3.0,
+        "sum": lambda: x.sum(),
+        "mean": lambda: x.mean(),
+        "relu": lambda: lib.unary("relu")(x),
+        "sigmoid": lambda: lib.unary("sigmoid")(x),
+        "sqrt": lambda: lib.unary("sqrt")(p),
+        "x > 0.0": lambda: x > 0.0,
+        "softmax (10, 100)": (lambda s: lambda: lib.softmax(s))(
+            lib.array(data((10, 100)))),
+        "matmul (32, 32)": (lambda a: lambda: a @ a)(lib.array(data((32, 32)))),
+    }
+    for name, fn in cases.items():
+        yield f"{name}, 1e3", fn
+
+
+def scalar_cases(lib: Lib, quick: bool):
+    """Python-scalar operands against a tensor operand of the same size."""
+    for n in SCALAR_SIZES:
+        x, y = lib.array(data(n)), lib.array(data(n, seed=1))
+        yield f"x * y, {size_name(n)}", lambda x=x, y=y: x * y
+        yield f"x * 2.0, {size_name(n)}", lambda x=x: x * 2.0
+        yield f"x + 1.0, {size_name(n)}", lambda x=x: x + 1.0
+
+
+def size_cases(lib: Lib, quick: bool):
+    """Every elementwise op, the reductions, softmax and layer_norm at 1e5 to 1e7."""
+    for n in SIZES:
+        s = size_name(n)
+        a, b = data(n), data(n, seed=1)
+        pa, pb = data(n, positive=True), data(n, positive=True, seed=1)
+        for op in UNARY:
+            fn = lib.unary(op)
+            if fn is not None:
+                x = lib.array(pa if op in POSITIVE else a)
+                yield f"{op}, {s}", lambda fn=fn, x=x: fn(x)
+        for op in BINARY:
+            fn = lib.binary(op)
+            x, y = (lib.array(pa), lib.array(pb)) if op in POSITIVE else (
+                lib.array(a), lib.array(b))
+            yield f"{op}, {s}", lambda fn=fn, x=x, y=y: fn(x, y)
+        rows = lib.array(a.reshape(-1, 1000))
+        for op in ("sum all", "mean all", "amax all", "sum dim -1", "argmax dim -1"):
+            fn = lib.reduce(op)
+            yield f"{op}, {s}", lambda fn=fn, x=rows: fn(x)
+        yield f"softmax (n/1000, 1000), {s}", lambda x=rows: lib.softmax(x)
+        w, bias = lib.array(data(1000, positive=True, seed=2)), lib.array(data(1000, seed=3))
+        yield f"layer_norm (n/1000, 1000), {s}", lambda x=rows, w=w, b=bias: lib.layer_norm(
+            x, w, b)
+
+
+def conv_cases(lib: Lib, quick: bool):
+    if lib.name == "numpy":
+        return
+    F = lib.F
+    for name, xs, ws, stride, pad in (
+        ("conv2d 3x3 (1,64,56,56)", (1, 64, 56, 56), (64, 64, 3, 3), 1, 1),
+        ("conv2d k7 s2 stem (1,3,224,224)", (1, 3, 224, 224), (64, 3, 7, 7), 2, 3),
+        ("conv2d k7 s2 stem (8,3,224,224)", (8, 3, 224, 224), (64, 3, 7, 7), 2, 3),
+    ):
+        x, w = lib.array(data(xs)), lib.array(data(ws) * 0.1)
+        yield name, lambda x=x, w=w, stride=stride, pad=pad: F.conv2d(x, w, None, stride, pad)
+
+
+def model_cases(lib: Lib, quick: bool):
+    if lib.name == "numpy":
+        return
+    sys.path.insert(0, str(HERE))
+    from nn_models import fill_weights, resnet50, vit_block
+
+    for name, build, shape in (
+        ("ResNet-50", lambda: resnet50(lib.mod.nn), (3, 224, 224)),
+        ("ViT-B block", lambda: vit_block(lib.mod.nn, lib.F), (197, 768)),
+    ):
+        model = build().eval()
+        fill_weights(model, lib.mod)
+        for batch in (1, 8):
+            x = lib.array(data((batch, *shape)))
+            if lib.name == "torch":
+                import torch
+
+                def run(model=model, x=x):
+                    with torch.no_grad():
+                        return model(x)
+            else:
+                def run(model=model, x=x):
+                    return model(x)
+            yield f"{name}, batch {batch}", run
+
+
+def chain(lib: Lib):
+    def fn(x):
+        return ((lib.mod.sigmoid(x) * -1) * 2) + 1
+
+    return fn
+
+
+def compiled_cases(lib: Lib, quick: bool):
+    """The chain ((sigmoid(x) * -1) * 2) + 1, eager and compiled, after warm-up."""
+    if lib.name == "numpy":
+        return
+    fn = chain(lib)
+    if lib.name == "tensor":
+        import minifx
+
+        compiled, column = minifx.compile(fn, backend="numba"), "compiled"
+    else:
+        import torch
+
+        compiled, column = torch.compile(fn, backend="inductor"), "compiled"
+    for n in SIZES:
+        x = lib.array(data(n))
+        yield f"chain, {size_name(n)}", lambda x=x: fn(x)
+        start = time.perf_counter()
+        try:
+            compiled(x)
+        except Exception as error:  # noqa: BLE001  (reported, not hidden)
+            yield f"chain, {size_name(n)}", error
+            continue
+        yield f"compile time, {size_name(n)}", ("compiled", time.perf_counter() - start)
+        yield f"chain, {size_name(n)}", (column, lambda x=x: compiled(x))
+
+
+def bandwidth_cases(lib: Lib, quick: bool):
+    """A parallel copy and a triad (numba prange, preallocated): the machine's bandwidth."""
+    if lib.name != "tensor":
+        return
+    import numba
+    import numpy as np
+
+    @numba.njit(parallel=True, nogil=True)
+    def copy(out, a):
+        for i in numba.prange(a.size):
+            out[i] = a[i]
+
+    @numba.njit(parallel=True, nogil=True)
+    def triad(out, a, b, s):
+        for i in numba.prange(a.size):
+            out[i] = a[i] + s * b[i]
+
+    for n in SIZES:
+        a, b, out = data(n), data(n, seed=1), np.empty(n, np.float32)
+        yield f"copy, {size_name(n)}", ("bytes", 8 * n, lambda o=out, a=a: copy(o, a))
+        yield f"triad, {size_name(n)}", ("bytes", 12 * n,
+                                         lambda o=out, a=a, b=b: triad(o, a, b, np.float32(3)))
+
+
+GROUPS = {
+    "overhead": overhead_cases,
+    "scalars": scalar_cases,
+    "sizes": size_cases,
+    "conv": conv_cases,
+    "models": model_cases,
+    "bandwidth": bandwidth_cases,  # before "compiled": its table uses the copy bandwidth
+    "compiled": compiled_cases,
+}
+# Which sides a group runs on.
+GROUP_SIDES = {
+    "overhead": ("tensor", "torch", "numpy"),
+    "scalars": ("tensor", "torch", "torch THP", "numpy"),
+    "sizes": ("tensor", "torch", "torch THP", "numpy"),
+    "conv": ("tensor", "torch", "torch THP"),
+    "models": ("tensor", "torch", "torch THP"),
+    "compiled": ("tensor", "torch", "torch THP"),
+    "bandwidth": ("tensor",),
+}
+
+
+# ---- the worker: one side, one group, one process ------------------------------
+def worker(side: str, group: str, quick: bool) -> None:
+    lib = Lib(SIDES[side][0])
+    budget = {"models": 1.0, "conv": 0.4}.get(group, 0.15) * (1 if quick else 3)
+    results = []
+    for case, item in GROUPS[group](lib, quick):
+        column = side
+        extra = {}
+        if isinstance(item, Exception):
+            results.append({"case": case, "column": f"{side} compiled",
+                            "error": f"{type(item).__name__}: {str(item)[:300]}"})
+            continue
+        if isinstance(item, tuple) and item[0] == "bytes":
+            _, extra["bytes"], item = item
+        elif isinstance(item, tuple) and isinstance(item[1], float):
+            results.append({"case": case, "column": f"{side} {item[0]}", "seconds": item[1]})
+            continue
+        elif isinstance(item, tuple):
+            column = f"{side} {item[0]}"
+            item = item[1]
+        value = item()
+        seconds = median_seconds(item, budget, 3 if group == "models" else 5)
+        results.append({"case": case, "column": column, "seconds": seconds,
+                        "check": fingerprint(value), **extra})
+    print(json.dumps(results))
+
+
+# ---- the parent: rounds of alternating processes ------------------------------------
+def run_worker(side: str, group: str, quick: bool, env_extra: dict) -> list:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **SIDES[side][1], **env_extra)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", side, group]
+    done = subprocess.run(cmd + (["--quick"] if quick else []), env=env, cwd=ROOT,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"worker {side}/{group} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def collect(group: str, rounds: int, quick: bool, env_extra: dict) -> dict:
+    """{(case, column): [one result per round]} for one group."""
+    sides = GROUP_SIDES[group]
+    table: dict = {}
+    for r in range(rounds):
+        order = sides[r % len(sides):] + sides[:r % len(sides)]
+        for side in order:
+            start = time.perf_counter()
+            for row in run_worker(side, group, quick, env_extra):
+                table.setdefault((row["case"], row["column"]), []).append(row)
+            print(f"  {group}: round {r + 1}/{rounds}, {side} "
+                  f"({time.perf_counter() - start:.0f} s)", flush=True)
+    return table
+
+
+def fmt(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} us"
+
+
+def med(rows: list | None, key: str = "seconds") -> float | None:
+    values = [r[key] for r in rows or [] if key in r]
+    return statistics.median(values) if values else None
+
+
+def check(group: str, table: dict) -> list[str]:
+    """Cases whose result differs between sides (fingerprints more than 1e-3 apart)."""
+    problems = []
+    cases = dict.fromkeys(case for case, _ in table)
+    for case in cases:
+        prints = {col: med(rows, "check") for (c, col), rows in table.items()
+                  if c == case and med(rows, "check") is not None}
+        if len(prints) < 2:
+            continue
+        values = list(prints.values())
+        scale = max(1.0, *(abs(v) for v in values))
+        if max(values) - min(values) > 1e-3 * scale:
+            problems.append(f"{group}: {case}: results differ between sides {prints}")
+    return problems
+
+
+# Targets from issue 14: (group, case predicate, column pair, limit)
+def target_for(group: str, case: str) -> float | None:
+    if group == "overhead" and case.split(",")[0] in ("add x + y", "x * 2.0", "sum"):
+        return 2.0
+    if group in ("scalars", "sizes") and (", 1e5" in case or ", 1e6" in case):
+        return 1.2
+    if group == "models" and "batch 1" in case:
+        return 1.0
+    if group == "conv" and case.startswith("conv2d 3x3"):
+        return 1.2
+    return None
+
+
+def ratio(a, b) -> str:
+    return f"{a / b:.2f}" if a is not None and b else ""
+
+
+def simple_table(group: str, table: dict) -> list[str]:
+    sides = GROUP_SIDES[group]
+    has_thp = "torch THP" in sides
+    head = ["case", *sides, "tensor / torch"] + (["tensor / torch THP"] if has_thp else [])
+    head.append("target")
+    lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 2) + "|---|"]
+    for case in dict.fromkeys(c for c, _ in table):
+        t = {side: med(table.get((case, side))) for side in sides}
+        r = t["tensor"] / t["torch"] if t["tensor"] and t["torch"] else None
+        cells = [case, *(fmt(t[s]) for s in sides), ratio(t["tensor"], t["torch"])]
+        if has_thp:
+            cells.append(ratio(t["tensor"], t["torch THP"]))
+        goal = target_for(group, case)
+        cells.append("" if goal is None else f"<= {goal}" + ("" if r and r <= goal else " missed"))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def bandwidth(found: dict) -> dict:
+    """{"copy, 1e6": GB/s, ...} from the bandwidth group, if it ran."""
+    return {case: rows[0]["bytes"] / med(rows) / 1e9
+            for (case, _), rows in found.get("bandwidth", {}).items()}
+
+
+def compiled_table(table: dict, gbs_of: dict) -> list[str]:
+    copy_gbs = {case.split(", ")[1]: gbs for case, gbs in gbs_of.items()
+                if case.startswith("copy")}
+    head = ["case", "tensor eager", "minifx numba", "torch eager", "torch THP eager",
+            "torch.compile", "torch.compile THP", "minifx / torch eager",
+            "minifx / torch.compile", "minifx GB/s (% of copy)"]
+    lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
+    errors = []
+    for n in SIZES:
+        s = size_name(n)
+        case = f"chain, {s}"
+        get = {col: med(table.get((case, col))) for col in (
+            "tensor", "tensor compiled", "torch", "torch THP", "torch compiled",
+            "torch THP compiled")}
+        for col in ("tensor compiled", "torch compiled"):
+            for row in table.get((case, col), []):
+                if "error" in row:
+                    errors.append(f"{col} at {s}: {row['error']}")
+        ours = get["tensor compiled"]
+        gbs = 8 * n / ours / 1e9 if ours else None
+        share = f" ({gbs / copy_gbs[s]:.0%})" if gbs and s in copy_gbs else ""
+        lines.append("| " + " | ".join([
+            case, fmt(get["tensor"]), fmt(ours), fmt(get["torch"]), fmt(get["torch THP"]),
+            fmt(get["torch compiled"]), fmt(get["torch THP compiled"]), ratio(ours, get["torch"]),
+            ratio(ours, get["torch compiled"]), (f"{gbs:.1f}{share}" if gbs else "")]) + " |")
+    lines += ["", "| first call (trace + compile) | minifx numba | torch.compile (Inductor) |",
+              "|---|---:|---:|"]
+    for n in SIZES:
+        case = f"compile time, {size_name(n)}"
+        ours = table.get((case, "tensor compiled"), [])
+        theirs = table.get((case, "torch compiled"), [])
+        cold = fmt(theirs[0]["seconds"]) if theirs else ""
+        warm = fmt(med(theirs[1:])) if len(theirs) > 1 else ""
+        lines.append(f"| {size_name(n)} | {fmt(med(ours))} | {cold} cold cache"
+                     + (f", {warm} warm cache" if warm else "") + " |")
+    lines += ["", "At 1e5 both compile from scratch. At the larger sizes minifx traces again "
+              "and finds the kernel's source already compiled; Inductor recompiles once with "
+              "a dynamic size, then reuses that graph. The cold Inductor figure is the first "
+              "round's, with an empty cache directory; later rounds find its on-disk cache."]
+    if gbs_of:
+        lines += ["", "| bandwidth (numba prange, preallocated output) | GB/s |", "|---|---:|"]
+        lines += [f"| {case} | {gbs:.1f} |" for case, gbs in gbs_of.items()]
+    if errors:
+        lines += ["", *(f"- {e}" for e in errors)]
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2 rounds, short budgets")
+    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--groups", nargs="+", choices=list(GROUPS), default=list(GROUPS))
+    parser.add_argument("--worker", nargs=2, metavar=("SIDE", "GROUP"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(*args.worker, args.quick)
+        return
+    rounds = args.rounds or (2 if args.quick else 5)
+    groups = [g for g in GROUPS if g in args.groups]
+    if "compiled" in groups and "bandwidth" not in groups:
+        groups.insert(groups.index("compiled"), "bandwidth")  # the compiled table uses it
+    start = time.perf_counter()
+    env_extra = {"TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(prefix="speed-inductor-")}
+    note = (f"Medians of {rounds} rounds, each side in its own process, written by "
+            f"`benchmarks/speed.py{' --quick' if args.quick else ''}`.")
+    OUT.mkdir(parents=True, exist_ok=True)
+    found: dict = {}
+    problems = []
+    for group in groups:  # each table is written as soon as its group is done
+        table = found[group] = collect(group, rounds, args.quick, env_extra)
+        if group == "bandwidth":
+            continue
+        problems += check(group, table)
+        lines = (compiled_table(table, bandwidth(found)) if group == "compiled"
+                 else simple_table(group, table))
+        (OUT / f"speed_{group}.md").write_text("\n".join([note, "", *lines]) + "\n")
+        print(f"\n## {group}\n\n" + "\n".join(lines) + "\n", flush=True)
+    for p in problems:
+        print("MISMATCH", p)
+    print(f"\nwrote lessons/_generated/speed_*.md in {time.perf_counter() - start:.0f} s")
+    if problems:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Buffer planning in the numba backend: a fused group writes its result into
+an intermediate that dies there (a conv's output), never into the caller's
+inputs, and the results stay those of eager execution."""
+
+import numpy as np
+import pytest
+import torch
+
+import minifx
+import tensor
+import tensor.nn as nn
+
+pytestmark = pytest.mark.ch08
+
+
+class ConvAct(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.flat = nn.Flatten()
+
+    def forward(self, x, scale):
+        y = self.conv(x)
+        z = tensor.relu(y) * 2.0 + scale  # bias-like epilogue after the conv
+        f = self.flat(x)  # a view of the input: never reused
+        return z, tensor.sigmoid(f) * 3.0 - 1.0
+
+
+def fused_nodes(compiled):
+    (gm,) = compiled.cache.values()
+    return {n.name: n for n in gm.graph.nodes if "fused" in n.meta}
+
+
+def test_epilogue_after_conv_writes_into_the_conv_output():
+    model = ConvAct()
+    x = tensor.randn(2, 3, 40, 40)
+    scale = tensor.randn(8, 1, 1).expand(8, 40, 40).contiguous()
+    x_before = x.numpy().copy()
+    compiled = minifx.compile(model, backend="numba")
+    for _ in range(3):  # the first call compiles; later calls reuse buffers
+        z, w = compiled(x, scale)
+        ez, ew = model(x, scale)
+        tensor.testing.assert_close(z, ez)
+        tensor.testing.assert_close(w, ew)
+    np.testing.assert_array_equal(x.numpy(), x_before)  # the caller's input is untouched
+    writes = {name: n.meta.get("writes_into") for name, n in fused_nodes(compiled).items()}
+    assert sorted(writes.values(), key=str) == [None, "conv"]
+
+
+def test_a_reusing_kernel_allocates_nothing(monkeypatch):
+    from minifx.compiler import kernel
+
+    model = ConvAct()
+    x, scale = tensor.randn(1, 3, 20, 20), tensor.randn(8, 20, 20)
+    compiled = minifx.compile(model, backend="numba")
+    compiled(x, scale)
+    calls = []
+    real = kernel._output
+    monkeypatch.setattr(kernel, "_output", lambda *a: calls.append(a) or real(*a))
+    compiled(x, scale)
+    assert len(calls) == 1  # the sigmoid group on the flattened input; the conv's epilogue none
+
+
+def test_inputs_and_shared_values_are_never_reused():
+    def f(x, y):
+        a = tensor.matmul(x, y)  # fresh, but also returned: read outside the group
+        return tensor.tanh(a) * 2.0 + 1.0, a
+
+    x, y = tensor.randn(30, 20), tensor.randn(20, 30)
+    compiled = minifx.compile(f, backend="numba")
+    out, a = compiled(x, y)
+    tensor.testing.assert_close(a, tensor.matmul(x, y))
+    tensor.testing.assert_close(out, tensor.tanh(a) * 2.0 + 1.0)
+    assert [n.meta.get("writes_into") for n in fused_nodes(compiled).values()] == [None]
+
+
+def test_torch_linear_epilogue_in_place():
+    lin = torch.nn.Linear(16, 32)
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lin
+
+        def forward(self, x):
+            return torch.sigmoid(self.lin(x)) * 2.0 - 1.0
+
+    model = M()
+    x = torch.randn(64, 16)
+    compiled = minifx.compile(model, backend="numba")
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(compiled(x), model(x))
+    assert [n.meta.get("writes_into") for n in fused_nodes(compiled).values()] == ["lin"]
