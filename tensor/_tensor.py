@@ -122,6 +122,16 @@ def _view_strides(old_shape, old_strides, new_shape) -> tuple[int, ...] | None:
     return tuple(new_strides)
 
 
+def _plainly_contiguous(arr: np.ndarray) -> bool:
+    """Contiguous with no size-1 dim, so NumPy's reshape gives torch's strides.
+
+    NumPy calls an array contiguous whatever the strides of its size-1 dims;
+    torch carries those strides into a view (``x[::2].unsqueeze(0).flatten()``
+    keeps stride 2), so such arrays take the stride walk of ``_view_strides``.
+    """
+    return arr.flags.c_contiguous and arr.size > 0 and 1 not in arr.shape
+
+
 def _restride(arr: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
     """A view of `arr`'s memory (same first element) with the given shape and element strides."""
     itemsize = arr.itemsize
@@ -520,7 +530,7 @@ class Tensor:
         if len(shape) == 1 and isinstance(shape[0], dtype):
             raise TypeError("view(dtype) is not supported by tensor")
         new_shape = _infer_size(_shape_arg(shape, "view"), arr.size, "view", arr.shape)
-        if arr.flags.c_contiguous and arr.size:
+        if _plainly_contiguous(arr):
             return Tensor._from_array(arr.reshape(new_shape))  # contiguous in, contiguous out
         strides = _view_strides(arr.shape, _strides(arr), new_shape)
         if strides is None:
@@ -537,7 +547,7 @@ class Tensor:
         arr = self._array
         new_shape = _infer_size(_shape_arg(shape, "reshape"), arr.size, "reshape",
                                 arr.shape)
-        if arr.flags.c_contiguous and arr.size:
+        if _plainly_contiguous(arr):
             return Tensor._from_array(arr.reshape(new_shape))
         strides = _view_strides(arr.shape, _strides(arr), new_shape)
         if strides is None:
