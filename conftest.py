@@ -15,7 +15,9 @@ into the checkout fails.
 
 Lesson tests carry the marker of their chapter, read from the file name
 (``lessons/ch03_ir.md`` is ``ch03``), so ``pytest -m ch03`` runs the chapter's
-tests and its lesson together.
+tests and its lesson together. A test under ``tests/`` carries the marker named
+by its folder (``tests/ch03/...`` is ``ch03``, ``tests/site/...`` is ``site``),
+so no test file repeats it.
 """
 
 from __future__ import annotations
@@ -83,13 +85,20 @@ def pytest_sessionfinish(session):
         _guard.close()
 
 
+TESTS = Path(__file__).resolve().parent / "tests"
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
-        path = Path(str(item.path))
+        path = Path(str(item.path)).resolve()
         if path.parent.name == "lessons":
             match = CHAPTER_FILE.match(path.name)
             if match:
                 item.add_marker(getattr(pytest.mark, match.group(1)))
+        elif path.is_relative_to(TESTS) and len(path.relative_to(TESTS).parts) > 1:
+            # tests/<folder>/...: the folder is the marker (registered, so a
+            # folder without one fails under --strict-markers).
+            item.add_marker(getattr(pytest.mark, path.relative_to(TESTS).parts[0]))
 
 
 def pytest_configure(config):

@@ -46,8 +46,8 @@ CALLS = {"resnet50": 3, "small_vit": 40}
 
 def build(model: str, batch: int, image: int):
     """The torch model and its input, from a fixed seed (the same in every process)."""
-    sys.path.insert(0, str(ROOT / "tests" / "ch11"))
-    from ch11_models import resnet_50, small_vit
+    sys.path.insert(0, str(ROOT))  # a script: the checkout is not on its path
+    from tests.ch11.ch11_models import resnet_50, small_vit
 
     if model == "resnet50":
         return resnet_50(image=image, batch=batch)

@@ -3,6 +3,7 @@
 ``import minifx as fx`` gives the names the lessons take from ``torch.fx``.
 """
 
+from . import frameworks  # noqa: F401  (names the adapters: see _framework.py)
 from .compiler import compile as compile  # torch.compile; shadows the builtin in minifx only
 from .graph import Graph
 from .graph_module import GraphModule
@@ -10,8 +11,9 @@ from .interpreter import Interpreter
 from .node import Node, map_arg
 from .proxy import Proxy
 from .subgraph_rewriter import replace_pattern
-from .tracer import Tracer, symbolic_trace, wrap
+from .tracer import Tracer, symbolic_trace
 from .transformer import Transformer
+from .wrapping import wrap
 
 __version__ = "0.1.0"
 

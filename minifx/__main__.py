@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+from minifx.compare import main as compare_main
+
 USAGE = (
     "usage: python -m minifx compare FILE.py:NAME"
     " [--input-shape 2,3[:DTYPE] ...] [--diff] [--convert]"
@@ -19,8 +21,6 @@ def main(argv: list[str]) -> int:
     if command != "compare":
         print(f"error: unknown command {command!r}\n{USAGE}", file=sys.stderr)
         return 2
-    from minifx.compare import main as compare_main
-
     return compare_main(rest)
 
 

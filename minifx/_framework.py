@@ -4,8 +4,10 @@ The core (proxy, tracer, graph module) names no tensor library. Which objects
 are modules, parameters and tensors, which modules are leaves and which
 functions are really Tensor methods are questions it asks a ``Framework``.
 ``tensor`` answers them in frameworks/tensor_framework.py; torch answers them
-in frameworks/torch_framework.py, which is imported only when minifx meets an
-object that comes from torch, so ``import minifx`` never imports torch.
+in frameworks/torch_framework.py. This file imports neither: each adapter
+registers itself here when its module is imported, and torch's is imported
+only when minifx meets an object that comes from torch, so ``import minifx``
+never imports torch.
 """
 
 from __future__ import annotations
@@ -62,18 +64,40 @@ class Framework(abc.ABC):
 # --8<-- [end:framework]
 
 
-_TORCH_MODULE = "minifx.frameworks.torch_framework"
+# --8<-- [start:registry]
+# The registry: the interface names no adapter. minifx/frameworks/__init__.py
+# says which module holds each library's adapter; that module, once imported,
+# registers its Framework here. Adapters are imported on first use, so that
+# ``import minifx`` never imports torch.
+_adapters: dict[str, Framework] = {}  # library name -> its adapter, once imported
+_adapter_modules: dict[str, str] = {}  # library name -> the module that defines it
 
 
-_tensor: list[Framework] = []  # filled on first use
+def register_framework(framework: Framework) -> Framework:
+    """Called by an adapter module, at its end, with its one Framework instance."""
+    _adapters[framework.name] = framework
+    return framework
+
+
+def register_adapter_module(library: str, module: str) -> None:
+    """Name the module that holds ``library``'s adapter, imported when first needed."""
+    _adapter_modules[library] = module
+
+
+def adapter(library: str) -> Framework:
+    """The adapter for ``library`` ("tensor", "torch"), importing its module the first
+    time (importing torch's adapter imports torch: ImportError when torch is missing)."""
+    if library not in _adapters:
+        if library not in _adapter_modules:
+            raise LookupError(f"minifx has no framework adapter for {library!r}; known: "
+                              f"{sorted(_adapter_modules)}")
+        importlib.import_module(_adapter_modules[library])  # it registers itself
+    return _adapters[library]
+# --8<-- [end:registry]
 
 
 def tensor_framework() -> Framework:
-    if not _tensor:
-        from .frameworks.tensor_framework import TENSOR
-
-        _tensor.append(TENSOR)
-    return _tensor[0]
+    return adapter("tensor")
 
 
 _torch: list[Framework | None] = []  # filled on first use: the adapter, or None if missing
@@ -81,9 +105,7 @@ _torch: list[Framework | None] = []  # filled on first use: the adapter, or None
 
 def torch_framework() -> Framework:
     """The torch adapter; importing it imports torch."""
-    if _torch and _torch[0] is not None:  # already loaded: skip the import machinery
-        return _torch[0]
-    return importlib.import_module(_TORCH_MODULE).TORCH
+    return adapter("torch")
 
 
 def _loaded_torch_framework() -> Framework | None:

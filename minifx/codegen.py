@@ -24,6 +24,7 @@ from . import node as node_mod
 from .magic_methods import inplace_format, operator_format
 from .namespace import Namespace, custom_builtins, snake_case
 from .node import Argument, Node, qualified_name
+from .wrapping import wrap
 
 if TYPE_CHECKING:
     from .graph import Graph
@@ -315,8 +316,6 @@ class CodeGen:
             body.append("pass\n")
         wrap_stmts = ""
         if wrapped:
-            from .tracer import wrap
-
             wrap_name = add_global(wrap, "wrap")
             wrap_stmts = "\n".join(f"{wrap_name}({_quote(w)})" for w in wrapped)
         if self._body_transformer is not None:

@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+import minifx
+from minifx.convert import check_conversion
+
 
 class CompareError(Exception):
     """A problem with the command's input, reported as one line."""
@@ -361,8 +364,6 @@ def compare(
     """
     import torch.fx
 
-    import minifx
-
     out = sys.stdout if out is None else out
     traced, failures = {}, {}
     for label, trace in (("minifx", minifx.symbolic_trace), ("torch.fx", torch.fx.symbolic_trace)):
@@ -480,8 +481,6 @@ def main(argv: Sequence[str]) -> int:
         return 2
     agree = compare(root, inputs, only_differences=args.diff)
     if args.convert:
-        from minifx.convert import check_conversion
-
         report = check_conversion(root, inputs)
         print(f"\n{report.text}")
         agree = agree and report.agree

@@ -13,13 +13,11 @@ import copy
 import inspect
 import itertools
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .codegen import CodeGen, PythonCode
 from .namespace import Namespace, snake_case
 from .node import OPCODES, Argument, Node, Target, copy_arg, map_aggregate, map_arg, pretty_target
-
-if TYPE_CHECKING:
-    from .codegen import PythonCode
 
 
 def _make_root(graph: Graph) -> Node:
@@ -100,8 +98,6 @@ class Graph:
     """
 
     def __init__(self, owning_module: Any = None) -> None:
-        from .codegen import CodeGen
-
         self._root = _make_root(self)
         self._insert: Callable[[Node], None] = self._root.prepend
         self._len = 0

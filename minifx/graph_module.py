@@ -16,6 +16,7 @@ import types
 import weakref
 from typing import Any
 
+from ._framework import framework_of, tensor_framework
 from .graph import Graph
 
 _MISSING = object()  # what getattr returns for an attribute that is not there
@@ -26,8 +27,6 @@ _combined_classes: dict[tuple[type, type], type] = {}
 
 def _module_base_for(root: Any) -> type:
     """The framework's module class a GraphModule over ``root`` must subclass."""
-    from ._framework import framework_of, tensor_framework
-
     if isinstance(root, dict):
         for value in root.values():
             framework = framework_of(value)
@@ -115,8 +114,6 @@ def _with_filename(code: types.CodeType, filename: str) -> types.CodeType:
 def _install(module: Any, field: str, value: Any) -> None:
     """``module.<field> = value``; a tensor that is not a parameter becomes a buffer,
     as torch.fx does, so it is in ``state_dict()`` and ``get_buffer`` finds it."""
-    from ._framework import framework_of
-
     framework = framework_of(value)
     if framework.is_tensor(value) and not framework.is_parameter(value):
         module.register_buffer(field, value)

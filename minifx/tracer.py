@@ -24,8 +24,10 @@ from typing import Any
 
 from ._framework import Framework, framework_of, framework_of_function, loaded_frameworks
 from .graph import Graph
+from .graph_module import GraphModule
 from .node import PLAIN_CONSTANTS, Argument, Node, map_aggregate, register_side_effect
 from .proxy import Proxy, TracerBase, user_location
+from .wrapping import _wrapped_fns_to_patch
 
 _HAS_VARSTUFF = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 _NEVER_TENSORS = PLAIN_CONSTANTS | {tuple, list, dict, set, OrderedDict}
@@ -94,36 +96,7 @@ class _Patcher:
 # --8<-- [end:patcher]
 
 
-# --8<-- [start:wrap]
-# (id of a module's globals, function name) -> those globals: the functions
-# that `wrap` asked to record as single call_function nodes.
-_wrapped_fns_to_patch: dict[tuple[int, str], dict[str, Any]] = {}
-
-
-def wrap(fn_or_name: str | Callable[..., Any]) -> Any:
-    """Record calls of a global function as one ``call_function`` node.
-
-    Call it at the top level of the module that uses the function, with the
-    function's name (``minifx.wrap("my_len")``, builtins such as ``"len"``
-    work too) or as a decorator. While tracing, that module's global of this
-    name is replaced by a version that records a node whenever a Proxy is
-    among its arguments, so the body (which may use control flow) is not
-    traced.
-    """
-    if callable(fn_or_name):
-        name = fn_or_name.__code__.co_name
-    elif isinstance(fn_or_name, str):
-        name = fn_or_name
-    else:
-        raise TypeError(f"wrap expects a function or a function name, not {fn_or_name!r}")
-    frame = inspect.currentframe()
-    caller = frame.f_back if frame is not None else None
-    if caller is None or caller.f_code.co_name != "<module>":
-        raise NotImplementedError("wrap must be called at the top level of a module")
-    _wrapped_fns_to_patch[(id(caller.f_globals), name)] = caller.f_globals
-    return fn_or_name
-
-
+# --8<-- [start:recording]
 def _find_proxy(*values: Any) -> Proxy | None:
     found: list[Proxy] = []
 
@@ -151,7 +124,7 @@ def _recording(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     wrapped.__wrapped__ = fn  # type: ignore[attr-defined]
     return wrapped
-# --8<-- [end:wrap]
+# --8<-- [end:recording]
 
 
 # --8<-- [start:tracer_class]
@@ -483,8 +456,6 @@ def symbolic_trace(root: Any, concrete_args: dict[str, Any] | None = None) -> An
     The same as ``GraphModule(root, Tracer().trace(root))``; the result's class
     is named after ``root``'s class (or function).
     """
-    from .graph_module import GraphModule
-
     tracer = Tracer()
     graph = tracer.trace(root, concrete_args)
     name = type(root).__name__ if tracer.framework.is_module(root) else root.__name__

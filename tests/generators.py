@@ -11,8 +11,8 @@ argument), a parameter, a buffer, a plain tensor attribute (a constant),
 Python constants, keyword arguments and a function registered with `wrap`.
 Every value has shape (2, 4), so any step can follow any other.
 
-The properties import this module as `tests.generators` (the root conftest
-puts the checkout on sys.path); `check_all_paths` is the list of paths that
+The properties import this module as `tests.generators` (`tests` is a
+package); `check_all_paths` is the list of paths that
 must agree on every program.
 """
 

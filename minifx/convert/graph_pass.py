@@ -27,6 +27,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from .._framework import _comes_from_torch, framework_of_function
 from ..graph import Graph
 from ..graph_module import GraphModule
 from ..interpreter import Interpreter
@@ -276,8 +277,6 @@ def _uses_torch(value: Any) -> bool:
     """Whether a callable or annotation comes from torch, or is a function that uses torch."""
     if value is None:
         return False
-    from .._framework import _comes_from_torch, framework_of_function
-
     if _torch_name_or_none(value) or _comes_from_torch(value):
         return True
     return inspect.isfunction(value) and framework_of_function(value).name == "torch"

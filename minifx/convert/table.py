@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._framework import tensor_framework
 from ..magic_methods import dunder, inplace_methods, magic_methods, reflectable_magic_methods
 
 # --8<-- [start:lists]
@@ -110,9 +111,7 @@ class ConversionTable:
 def qualified(fn: Any) -> str:
     """``tensor.relu``, ``tensor.nn.functional.relu``: the name a learner writes
     (the public namespace, as generated code spells it, not the defining file)."""
-    from ..frameworks.tensor_framework import TENSOR
-
-    return f"{TENSOR.function_prefix(fn) or fn.__module__}.{fn.__name__}"
+    return f"{tensor_framework().function_prefix(fn) or fn.__module__}.{fn.__name__}"
 
 
 # --8<-- [start:table]
@@ -189,9 +188,7 @@ def tensor_attributes() -> list[str]:
 
 
 def _tensor_assert() -> Callable[..., Any]:
-    from ..frameworks.tensor_framework import TENSOR
-
-    return TENSOR.assert_function()
+    return tensor_framework().assert_function()
 
 
 # --8<-- [start:passes_through]

@@ -9,7 +9,8 @@ import tensor
 import tensor.nn
 import tensor.nn.functional
 
-from .._framework import Framework
+from .._framework import Framework, register_framework
+from ..tracer import _assert
 
 # Operators that torch passes to __torch_function__ as the named Tensor method
 # (``c + x`` with ``c`` a tensor records ``c.add(x)``); the others keep their
@@ -79,9 +80,7 @@ class TensorFramework(Framework):
                 "Remove the hooks, or trace a module that holds this one as a submodule.")
 
     def assert_function(self) -> Callable[[Any, str], Any]:
-        from ..tracer import _assert
-
         return _assert
 
 
-TENSOR = TensorFramework()
+TENSOR = register_framework(TensorFramework())

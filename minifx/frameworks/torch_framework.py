@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional
 
 from .. import codegen, namespace, node
-from .._framework import Framework
+from .._framework import Framework, register_framework
 
 # --8<-- [start:spelling]
 _DESCRIPTOR_TYPES = (types.MethodDescriptorType, types.WrapperDescriptorType)
@@ -149,4 +149,4 @@ namespace.custom_builtins["device"] = torch.device
 namespace.reserve_name("device", torch.device)
 codegen.repr_literal_types.append(torch.device)
 
-TORCH = TorchFramework()
+TORCH = register_framework(TorchFramework())

@@ -20,8 +20,6 @@ import pytest
 import lesson_blocks
 import mkdocs_hooks
 
-pytestmark = pytest.mark.book
-
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "lessons").glob("*.md"))
 

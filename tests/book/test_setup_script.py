@@ -16,8 +16,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.book
-
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ("bash", "dirname", "env", "chmod")  # what setup.sh (and the stubs) run
 

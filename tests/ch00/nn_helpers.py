@@ -4,6 +4,8 @@ import numpy as np
 import torch
 
 import tensor
+from tests.helpers import check as shared_check
+from tests.helpers import copy_weights
 
 
 def ours(array_or_torch) -> tensor.Tensor:
@@ -20,18 +22,12 @@ def theirs(t: tensor.Tensor) -> torch.Tensor:
 
 def check(actual: tensor.Tensor, expected: torch.Tensor, tol: float = 1e-5) -> None:
     """Same shape, same dtype, contiguous where torch is, same values (within tol)."""
-    assert isinstance(actual, tensor.Tensor)
-    expected = expected.detach()
-    assert tuple(actual.shape) == tuple(expected.shape)
-    assert str(actual.dtype).replace("tensor.", "") == str(expected.dtype).replace("torch.", "")
-    if expected.is_contiguous() and expected.numel() > 1:
-        assert actual.is_contiguous(), f"strides {actual.stride()}, torch's {expected.stride()}"
-    np.testing.assert_allclose(actual._array, expected.numpy(), rtol=tol, atol=tol)
+    shared_check(actual, expected, rtol=tol, atol=tol, contiguous=True)
 
 
 def twin(our_module, torch_module):
     """Give ``our_module`` the weights and buffers of ``torch_module``; return both."""
-    our_module.load_state_dict(torch_module.state_dict())
+    copy_weights(torch_module, our_module)
     our_module.train(torch_module.training)
     return our_module, torch_module
 

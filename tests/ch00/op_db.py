@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from tensor_helpers import data, layouts
+
+from tests.ch00.tensor_helpers import data, layouts
 
 FLOATS = ("float32", "float64")
 INTS = ("int64", "int32")

@@ -33,20 +33,6 @@ def pair(array):
     )
 
 
-def dtype_name(dt) -> str:
-    return str(dt).split(".")[-1]
-
-
-def check(actual, expected, *, exact=False, equal_nan=True, rtol=None, atol=None):
-    """Same type of result, shape, dtype and values as torch's."""
-    assert isinstance(actual, tensor.Tensor), type(actual)
-    assert tuple(actual.shape) == tuple(expected.shape), (actual.shape, expected.shape)
-    assert dtype_name(actual.dtype) == dtype_name(expected.dtype), (actual.dtype, expected.dtype)
-    if exact:
-        rtol = atol = 0.0
-    tensor.testing.assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan)
-
-
 # Layouts a tensor can have: each takes a base shape and returns (make_base_shape, view_fn)
 # such that view_fn(base) has the requested shape. The same view_fn works on both libraries.
 def layouts(shape):

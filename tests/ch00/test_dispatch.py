@@ -10,8 +10,6 @@ import pytest
 import tensor
 from tensor.overrides import handle_tensor_function, has_tensor_function, relevant_args
 
-pytestmark = pytest.mark.ch00
-
 
 class Logger:
     """Not a tensor at all: records each call and answers with a marker."""

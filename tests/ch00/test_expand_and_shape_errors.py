@@ -11,8 +11,6 @@ import tensor
 import tensor.nn as nn
 import tensor.nn.functional as F
 
-pytestmark = pytest.mark.ch00
-
 
 def test_numpy_of_an_expand_view_is_writable_and_shares_memory_like_torch():
     for lib in (tensor, torch):

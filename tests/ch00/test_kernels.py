@@ -12,8 +12,6 @@ import torch
 from tensor.backend import numba_backend as nb
 from tensor.backend._kernels import scalar, spatial
 
-pytestmark = pytest.mark.ch00
-
 RNG = np.random.default_rng(0)
 
 

@@ -6,13 +6,13 @@ import torch
 import torch.nn.functional as TF
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nn_helpers import check, ours, randn, theirs
 
 import tensor
 import tensor.nn.functional as F
+from tests.ch00.nn_helpers import check, ours, randn, theirs
 
 # Every test runs once per available backend (the `backend` fixture in conftest.py).
-pytestmark = [pytest.mark.ch00, pytest.mark.usefixtures("backend")]
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 @pytest.mark.parametrize("name", ["relu", "sigmoid", "tanh", "gelu"])

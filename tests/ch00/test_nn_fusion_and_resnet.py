@@ -4,14 +4,14 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.utils.fusion as torch_fusion
-from nn_helpers import check, ours, randn, twin
 
 import tensor
 import tensor.nn as nn
 from tensor.nn.utils.fusion import fuse_conv_bn_eval, fuse_conv_bn_weights
+from tests.ch00.nn_helpers import check, ours, randn, twin
 
 # Every test runs once per available backend (the `backend` fixture in conftest.py).
-pytestmark = [pytest.mark.ch00, pytest.mark.usefixtures("backend")]
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 def trained_bn(lib, channels):

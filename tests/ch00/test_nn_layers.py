@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 import torch
-from nn_helpers import check, ours, randn, twin
 
 import tensor
 import tensor.nn as nn
+from tests.ch00.nn_helpers import check, ours, randn, twin
 
 # Every test runs once per available backend (the `backend` fixture in conftest.py).
-pytestmark = [pytest.mark.ch00, pytest.mark.usefixtures("backend")]
+pytestmark = pytest.mark.usefixtures("backend")
 
 # (our layer, torch layer, input shape): built from the same arguments.
 CASES = [

@@ -7,12 +7,10 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 import torch
-from nn_helpers import check, ours, randn, twin
 
 import tensor
 import tensor.nn as nn
-
-pytestmark = pytest.mark.ch00
+from tests.ch00.nn_helpers import check, ours, randn, twin
 
 
 def make_net(lib):

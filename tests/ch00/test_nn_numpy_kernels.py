@@ -9,8 +9,6 @@ from hypothesis import strategies as st
 
 from tensor.backend import numpy_nn as K
 
-pytestmark = pytest.mark.ch00
-
 rng = np.random.default_rng(0)
 
 

@@ -8,12 +8,10 @@ the operation and the shapes or dtypes.
 import numpy as np
 import pytest
 import torch
-from op_db import OPS
-from tensor_helpers import check
 
 import tensor
-
-pytestmark = pytest.mark.ch00
+from tests.ch00.op_db import OPS
+from tests.helpers import check
 
 
 def to_lib(lib, value):

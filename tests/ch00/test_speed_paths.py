@@ -16,8 +16,6 @@ from tensor.backend import _allocator
 from tensor.backend import numba_backend as nb
 from tensor.testing import assert_close
 
-pytestmark = pytest.mark.ch00
-
 RNG = np.random.default_rng(7)
 BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum")
 COMPARE = ("gt", "lt", "ge", "le", "eq", "ne")

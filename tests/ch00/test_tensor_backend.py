@@ -9,8 +9,6 @@ import pytest
 import tensor
 from tensor import backend
 
-pytestmark = pytest.mark.ch00
-
 INTERFACE = [
     "unary",
     "binary",

@@ -10,11 +10,10 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tensor_helpers import check, data, pair, views
 
 import tensor
-
-pytestmark = pytest.mark.ch00
+from tests.ch00.tensor_helpers import data, pair, views
+from tests.helpers import check
 
 # ---------------------------------------------------------------------------
 # unary

@@ -3,11 +3,9 @@
 import numpy as np
 import pytest
 import torch
-from tensor_helpers import check, dtype_name
 
 import tensor
-
-pytestmark = pytest.mark.ch00
+from tests.helpers import check, dtype_name
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,6 @@ import torch
 
 import tensor
 
-pytestmark = pytest.mark.ch00
-
 
 def torch_message(fn):
     with pytest.raises(Exception) as info:

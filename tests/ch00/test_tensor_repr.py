@@ -4,11 +4,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tensor_helpers import pair
 
 import tensor
-
-pytestmark = pytest.mark.ch00
+from tests.ch00.tensor_helpers import pair
 
 RNG = np.random.default_rng(7)
 

@@ -7,8 +7,6 @@ import torch
 import tensor
 from tensor.testing import assert_close
 
-pytestmark = pytest.mark.ch00
-
 
 def _torch_passes(actual, expected, **kwargs):
     try:

@@ -12,8 +12,6 @@ import torch.fx
 import minifx
 import tensor
 
-pytestmark = pytest.mark.ch01
-
 GOLDEN_GRAPH = """\
 graph():
     %x : [num_users=1] = placeholder[target=x]

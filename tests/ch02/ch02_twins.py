@@ -6,24 +6,11 @@ checks that minifx's graph text and generated code equal torch.fx's with
 `torch` read as `tensor`.
 """
 
-import numpy as np
 import torch
 import torch.fx
 
 import minifx
 import tensor
-
-
-def to_torch(value):
-    if isinstance(value, tensor.Tensor):
-        return torch.from_numpy(np.array(value.numpy()))
-    return value
-
-
-def copy_state(module, twin):
-    """Give the torch twin the tensor module's parameter and buffer values."""
-    state = {k: torch.from_numpy(np.array(v.numpy())) for k, v in module.state_dict().items()}
-    twin.load_state_dict(state)
 
 
 def assert_same_trace(build, concrete_args=None):

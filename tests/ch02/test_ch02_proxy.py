@@ -5,14 +5,12 @@ import operator
 import pytest
 import torch
 import torch.fx
-from ch02_twins import assert_same_trace
 
 import minifx
 import tensor
 from minifx.magic_methods import magic_methods, reflectable_magic_methods
 from minifx.proxy import GraphAppendingTracer, Proxy, TraceError
-
-pytestmark = pytest.mark.ch02
+from tests.ch02.ch02_twins import assert_same_trace
 
 BINARY = sorted(set(reflectable_magic_methods) - {"div", "getitem"})
 

@@ -7,7 +7,6 @@ and the GraphModule must compute what the program computes eagerly.
 """
 
 import numpy as np
-import pytest
 import torch
 import torch.fx
 from hypothesis import given, settings
@@ -15,8 +14,6 @@ from hypothesis import strategies as st
 
 import minifx
 import tensor
-
-pytestmark = pytest.mark.ch02
 
 # Every op keeps the (4, 4) shape, so any step can follow any other.
 OPS = {

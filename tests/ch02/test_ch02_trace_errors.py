@@ -8,8 +8,6 @@ import minifx
 import tensor
 from minifx.proxy import TraceError
 
-pytestmark = pytest.mark.ch02
-
 
 def uses_if(x):
     if x.sum() > 0:  # <- traced value used here

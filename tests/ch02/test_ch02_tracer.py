@@ -9,13 +9,12 @@ import math
 import pytest
 import torch
 import torch.fx
-from ch02_twins import assert_same_trace, copy_state, to_torch
 
 import minifx
 import tensor
 from minifx.tracer import Tracer
-
-pytestmark = pytest.mark.ch02
+from tests.ch02.ch02_twins import assert_same_trace
+from tests.helpers import copy_weights, to_torch
 
 
 # Functions recorded as single call_function nodes (registered at module level).
@@ -78,7 +77,7 @@ def test_mlp_runs_like_eager_and_like_torch():
     module = build_mlp(tensor)
     gm = trace_lint_run(module, tensor.randn(2, 4))
     twin = build_mlp(torch)
-    copy_state(module, twin)
+    copy_weights(module, twin)
     x = tensor.randn(2, 4)
     expected = torch.fx.symbolic_trace(twin)(to_torch(x))
     tensor.testing.assert_close(gm(x), tensor.from_numpy(expected.detach().numpy()),

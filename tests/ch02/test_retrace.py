@@ -13,8 +13,6 @@ import minifx
 import tensor
 from minifx.experimental.optimization import fuse
 
-pytestmark = pytest.mark.ch02
-
 
 @minifx.wrap
 def decorated_scale(x, k):

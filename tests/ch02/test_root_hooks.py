@@ -6,8 +6,6 @@ import minifx
 import tensor
 import tensor.nn as nn
 
-pytestmark = pytest.mark.ch02
-
 
 class Holder(nn.Module):
     def __init__(self):

@@ -2,13 +2,10 @@
 
 import operator
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minifx
-
-pytestmark = pytest.mark.ch03
 
 OPS = [operator.add, operator.sub, operator.mul, max]
 

@@ -22,8 +22,6 @@ import tensor
 from minifx.passes.graph_drawer import FxGraphDrawer, label_text, quote_id
 from minifx.passes.shape_prop import ShapeProp
 
-pytestmark = pytest.mark.ch03
-
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = ROOT / "lessons"
 SVG = "{http://www.w3.org/2000/svg}"

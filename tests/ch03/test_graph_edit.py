@@ -9,8 +9,6 @@ import torch.fx as tfx
 
 import minifx
 
-pytestmark = pytest.mark.ch03
-
 
 def straight(fx, n=5):
     g = fx.Graph()

@@ -10,8 +10,6 @@ import torch.fx as tfx
 import minifx
 import tensor
 
-pytestmark = pytest.mark.ch03
-
 
 def user_function(a, b):
     return a

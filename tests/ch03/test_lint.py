@@ -6,8 +6,6 @@ import pytest
 
 import minifx
 
-pytestmark = pytest.mark.ch03
-
 
 def small():
     g = minifx.Graph()

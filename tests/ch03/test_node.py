@@ -12,8 +12,6 @@ import minifx
 import tensor.nn as nn
 from minifx.node import map_aggregate, map_arg
 
-pytestmark = pytest.mark.ch03
-
 
 def chain():
     g = minifx.Graph()

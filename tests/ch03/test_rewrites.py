@@ -4,15 +4,12 @@ The same rewrites run on torch modules through torch.fx, and the graphs agree.
 """
 
 import numpy as np
-import pytest
 import torch
 import torch.fx as tfx
 
 import minifx
 import tensor
 import tensor.nn as nn
-
-pytestmark = pytest.mark.ch03
 
 
 def same(a, b):

@@ -10,17 +10,7 @@ import numpy as np
 import torch
 
 import tensor
-
-
-def to_torch(value):
-    """A torch copy of a tensor.Tensor (other values unchanged, containers walked)."""
-    if isinstance(value, tensor.Tensor):
-        return torch.from_numpy(np.array(value.numpy()))
-    if isinstance(value, (tuple, list)):
-        return type(value)(to_torch(v) for v in value)
-    if isinstance(value, dict):
-        return {k: to_torch(v) for k, v in value.items()}
-    return value
+from tests.helpers import copy_weights, to_torch  # noqa: F401  (to_torch: for the tests)
 
 
 def to_numpy(value):
@@ -53,8 +43,7 @@ def twins(build, *, train=False):
     """The tensor and torch instances of `build`, with the same weights and buffers."""
     ours, theirs = build(tensor), build(torch)
     if isinstance(ours, tensor.nn.Module):
-        state = {k: torch.from_numpy(np.array(v.numpy())) for k, v in ours.state_dict().items()}
-        theirs.load_state_dict(state)
+        copy_weights(ours, theirs)
         ours.train(train)
         theirs.train(train)
     return ours, theirs

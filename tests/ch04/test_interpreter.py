@@ -11,7 +11,10 @@ import operator
 import pytest
 import torch
 import torch.fx
-from ch04_models import (
+
+import minifx
+import tensor
+from tests.ch04.ch04_models import (
     EAGER_MODELS,
     assert_same_values,
     build_mlp,
@@ -20,11 +23,6 @@ from ch04_models import (
     example_input,
     twins,
 )
-
-import minifx
-import tensor
-
-pytestmark = pytest.mark.ch04
 
 
 def swap_interpreter(lib, base):

@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 import torch
 import torch.fx
-from ch04_models import (
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from torch.fx.passes.shape_prop import ShapeProp as TorchShapeProp
+
+import minifx
+import tensor
+from minifx.passes.shape_prop import ShapeProp, TensorMetadata
+from tests.ch04.ch04_models import (
     EAGER_MODELS,
     build_split,
     build_two_layer_net,
@@ -19,15 +26,6 @@ from ch04_models import (
     to_torch,
     twins,
 )
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
-from torch.fx.passes.shape_prop import ShapeProp as TorchShapeProp
-
-import minifx
-import tensor
-from minifx.passes.shape_prop import ShapeProp, TensorMetadata
-
-pytestmark = pytest.mark.ch04
 
 SEED_TABLE = """\
 x torch.float32 torch.Size([50, 1000])

@@ -13,7 +13,10 @@ import pickle
 import pytest
 import torch
 import torch.fx
-from ch04_models import (
+
+import minifx
+import tensor
+from tests.ch04.ch04_models import (
     EAGER_MODELS,
     assert_same_values,
     build_residual,
@@ -23,11 +26,6 @@ from ch04_models import (
     output_of,
     twins,
 )
-
-import minifx
-import tensor
-
-pytestmark = pytest.mark.ch05
 
 
 def swap_transformer(lib, base):

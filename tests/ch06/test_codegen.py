@@ -12,8 +12,6 @@ import minifx
 from minifx.codegen import format_target
 from minifx.namespace import Namespace, snake_case
 
-pytestmark = pytest.mark.ch06
-
 Pair = namedtuple("Pair", "a b")
 
 
@@ -96,8 +94,9 @@ def test_type_annotations_when_simple():
     y = g.call_function(operator.add, (x, 1), type_expr=Pair)
     g.output(y, type_expr=Pair)
     src = g.python_code().src
-    assert "def forward(self, x : int) -> test_codegen_Pair:" in src
-    assert "add : test_codegen_Pair = x + 1" in src
+    spelled = Pair.__module__.replace(".", "_") + "_Pair"  # tests_ch06_test_codegen_Pair
+    assert f"def forward(self, x : int) -> {spelled}:" in src
+    assert f"add : {spelled} = x + 1" in src
 
 
 def test_snake_case_and_namespace():

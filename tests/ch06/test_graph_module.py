@@ -13,8 +13,6 @@ import minifx
 import tensor
 import tensor.nn as nn
 
-pytestmark = pytest.mark.ch06
-
 
 class Inner(nn.Module):
     def __init__(self):
@@ -95,7 +93,6 @@ def test_dict_root():
     assert gm.a.b is lin and isinstance(gm.a, nn.Module)
     with pytest.raises(RuntimeError, match=r"node a_b \(call_module\) targets 'a.b'"):
         minifx.GraphModule({}, g)
-
 
 
 @pytest.mark.parametrize("fx, lib", [(minifx, tensor), (tfx, torch)], ids=["minifx", "torch.fx"])

@@ -20,8 +20,6 @@ import minifx
 import tensor
 import tensor.nn as nn
 
-pytestmark = pytest.mark.ch06
-
 SET_FLAG = '__import__("builtins").__setattr__("MINIFX_INJECTED", 1)'
 PAYLOADS = [
     f"x; {SET_FLAG}",

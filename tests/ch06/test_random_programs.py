@@ -5,15 +5,12 @@ import operator
 import pickle
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minifx
 import tensor
 import tensor.nn as nn
-
-pytestmark = pytest.mark.ch06
 
 # (how it reads in a model, how many values it takes)
 UNARY = [lambda a: tensor.sigmoid(a), lambda a: -a, lambda a: a.relu(), lambda a: a * 2.0,

@@ -12,8 +12,6 @@ import torch.fx
 import minifx
 import tensor
 
-pytestmark = pytest.mark.ch06
-
 
 def graph_of(placeholder, fn, *extra):
     g = minifx.Graph()

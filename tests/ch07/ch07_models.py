@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from tests.helpers import copy_weights
+
 
 def resnet18(lib, num_classes: int = 10, width: int = 64):
     """ResNet-18 (BasicBlock, [2, 2, 2, 2]) from ``lib.nn``; ``width`` is the stem's channels."""
@@ -95,5 +97,5 @@ def twins(width: int = 64, seed: int = 0):
     theirs = resnet18(torch, width=width)
     randomize_batchnorms(theirs, seed)
     ours = resnet18(tensor, width=width)
-    ours.load_state_dict(theirs.state_dict())
+    copy_weights(theirs, ours)
     return ours.eval(), theirs.eval()

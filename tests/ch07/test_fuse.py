@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import torch
 import torch.fx
-from ch07_models import randomize_batchnorms, twins
 from torch.fx.experimental.optimization import fuse as torch_fx_fuse
 
 import minifx
@@ -14,8 +13,7 @@ import tensor
 import tensor.nn as nn
 from minifx.experimental.optimization import fuse, matches_module_pattern, replace_node_module
 from tensor.testing import assert_close
-
-pytestmark = pytest.mark.ch07
+from tests.ch07.ch07_models import randomize_batchnorms, twins
 
 
 @pytest.fixture(scope="module")

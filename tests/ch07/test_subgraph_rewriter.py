@@ -20,8 +20,6 @@ import minifx
 import tensor
 from minifx.subgraph_rewriter import Match, replace_pattern
 
-pytestmark = pytest.mark.ch07
-
 
 def add_relu_to_mul_relu(lib):
     """The documented example: ``add`` then ``relu`` becomes ``mul`` then ``relu``, twice."""

@@ -3,14 +3,11 @@ an intermediate that dies there (a conv's output), never into the caller's
 inputs, and the results stay those of eager execution."""
 
 import numpy as np
-import pytest
 import torch
 
 import minifx
 import tensor
 import tensor.nn as nn
-
-pytestmark = pytest.mark.ch08
 
 
 class ConvAct(nn.Module):

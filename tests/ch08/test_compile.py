@@ -13,8 +13,6 @@ import tensor.nn as nn
 from minifx.compiler.compiled import TensorSpec
 from tensor.testing import assert_close
 
-pytestmark = pytest.mark.ch08
-
 
 class CountingBackend:
     """A backend that records every graph it is given and runs it as it is."""

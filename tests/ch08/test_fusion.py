@@ -4,7 +4,6 @@ how groups form and split, and the kernel source generated for a group."""
 import operator
 
 import numpy as np
-import pytest
 import torch
 
 import minifx
@@ -14,8 +13,6 @@ from minifx.compiler.elementwise import Pointwise, as_pointwise
 from minifx.compiler.fusion import find_groups, fusible_nodes
 from minifx.compiler.kernel import kernel_source
 from minifx.passes.shape_prop import ShapeProp
-
-pytestmark = pytest.mark.ch08
 
 
 def traced(fn, *inputs):

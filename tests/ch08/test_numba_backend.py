@@ -7,7 +7,6 @@ here reuse a few chains (the same node names give the same source).
 
 import copy
 
-import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,8 +18,6 @@ import tensor.nn.functional as F
 from minifx.compiler import kernel
 from minifx.compiler.kernel import FusedKernel
 from tensor.testing import assert_close
-
-pytestmark = pytest.mark.ch08
 
 
 def sigmoid_mul_add(x, y):

@@ -5,13 +5,10 @@ Interpreter, a no-op Transformer, deepcopy and pickle, a retrace, both
 `minifx.compile` backends and ShapeProp all agree, and every graph lints.
 """
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 
 import tensor
 from tests.generators import build, check_all_paths, plans
-
-pytestmark = pytest.mark.ch08
 
 
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])

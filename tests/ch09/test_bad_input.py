@@ -7,8 +7,6 @@ import torch.fx
 import minifx
 from minifx.proxy import TraceError
 
-pytestmark = pytest.mark.ch09
-
 
 class Branchy(torch.nn.Module):
     def forward(self, x):

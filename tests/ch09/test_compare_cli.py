@@ -11,8 +11,6 @@ import pytest
 
 from minifx.compare import diff_rows, side_by_side
 
-pytestmark = pytest.mark.ch09
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -8,13 +8,10 @@ minifx's source (and minifx's clean-up removed torch.fx's entry).
 
 import linecache
 
-import pytest
 import torch
 import torch.fx
 
 import minifx
-
-pytestmark = pytest.mark.ch09
 
 
 def double(x):

@@ -4,10 +4,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-pytestmark = pytest.mark.ch09
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -14,8 +14,6 @@ import torch.fx
 
 import minifx
 
-pytestmark = pytest.mark.ch09
-
 
 def maybe_add(x, y=None):
     return x if y is None else x + y

@@ -5,12 +5,10 @@ import copy
 import pytest
 import torch
 import torch.fx
-from zoo import ZOO
 
 import minifx
 from minifx.compare import output_difference
-
-pytestmark = pytest.mark.ch09
+from tests.ch09.zoo import ZOO
 
 
 def test_the_zoo_is_big_enough():

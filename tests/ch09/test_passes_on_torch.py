@@ -7,14 +7,12 @@ import torch
 import torch.fx
 import torch.fx.experimental.optimization
 import torch.fx.passes.shape_prop
-from zoo import ZOO
 
 import minifx
 import minifx.experimental.optimization
 import minifx.passes.shape_prop
 from minifx.compare import output_difference
-
-pytestmark = pytest.mark.ch09
+from tests.ch09.zoo import ZOO
 
 MODELS = ["my_module", "resnet18", "attention", "transformer_block", "size_and_shape"]
 

@@ -8,15 +8,12 @@ what the torch module computes.
 """
 
 import numpy as np
-import pytest
 import torch
 import torch.fx
 from hypothesis import HealthCheck, given, settings
 
 import tensor
 from tests.generators import as_numpy, build, check_all_paths, leaves, plans
-
-pytestmark = pytest.mark.ch09
 
 # Where minifx's text must name its own library: the functions a trace records
 # for concrete_args and the `wrap` line above forward (tests/ch09/test_known_differences.py).

@@ -7,7 +7,6 @@ constants on either side, keyword arguments and reductions. Every value has
 shape (3, 4) or (3, 1), so any two of them broadcast together.
 """
 
-import pytest
 import torch
 import torch.fx
 import torch.nn.functional as F
@@ -15,8 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minifx
-
-pytestmark = pytest.mark.ch09
 
 # Each template takes two operand names; unary ones ignore the second.
 TEMPLATES = [

@@ -14,11 +14,9 @@ import pytest
 import torch
 import torch.fx
 import torch.nn.functional as F
-from zoo import MyModule
 
 import minifx
-
-pytestmark = pytest.mark.ch09
+from tests.ch09.zoo import MyModule
 
 BOTH = pytest.mark.parametrize("fx", [minifx, torch.fx], ids=["minifx", "torch.fx"])
 

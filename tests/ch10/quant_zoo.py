@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 import torch.nn as nn
-from ch07_models import randomize_batchnorms, resnet18
+
+from tests.ch07.ch07_models import randomize_batchnorms, resnet18
 
 
 class ConvBNReLU(nn.Module):

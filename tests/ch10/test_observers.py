@@ -18,7 +18,6 @@ from minifx.quantization import (
 )
 
 pytestmark = [
-    pytest.mark.ch10,
     # torch's notice, for its own observers, that reduce_range is deprecated
     pytest.mark.filterwarnings("ignore:Please use quant_min and quant_max"),
 ]

@@ -15,8 +15,6 @@ import tensor.nn as nn
 from minifx.proxy import TraceError
 from minifx.quantization import convert_fx, get_default_qconfig_mapping, prepare_fx
 
-pytestmark = pytest.mark.ch10
-
 
 class Branchy(nn.Module):
     def __init__(self) -> None:

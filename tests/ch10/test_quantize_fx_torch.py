@@ -6,15 +6,13 @@ import warnings
 
 import numpy as np
 import pytest
-import qhelpers  # noqa: F401  (sets torch's quantized engine to x86)
 import torch
 import torch.ao.quantization.quantize_fx as torch_qfx
-from quant_zoo import zoo
 from torch.ao.quantization import get_default_qconfig_mapping as torch_mapping
 
+import tests.ch10.qhelpers  # noqa: F401  (sets torch's quantized engine to x86)
 from minifx.quantization import convert_fx, get_default_qconfig_mapping, prepare_fx
-
-pytestmark = pytest.mark.ch10
+from tests.ch10.quant_zoo import zoo
 
 MODELS = zoo()
 

@@ -14,13 +14,11 @@ import pytest
 import torch
 import torch.ao.nn.intrinsic.quantized as tnniq
 import torch.ao.nn.quantized as tnnq
-from qhelpers import ints, mismatch_fraction, twin_quantized, twin_weight
 
 import tensor
 import tensor.nn.functional as F
 import tensor.nn.quantized as nnq
-
-pytestmark = pytest.mark.ch10
+from tests.ch10.qhelpers import ints, mismatch_fraction, twin_quantized, twin_weight
 
 RNG = np.random.default_rng(0)
 

@@ -7,11 +7,9 @@ import pickle
 import numpy as np
 import pytest
 import torch
-from qhelpers import ints, twin_quantized
 
 import tensor
-
-pytestmark = pytest.mark.ch10
+from tests.ch10.qhelpers import ints, twin_quantized
 
 
 def values_with_ties(scale: float, n: int = 20000, seed: int = 0) -> np.ndarray:

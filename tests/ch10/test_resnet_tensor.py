@@ -5,13 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from ch07_models import twins
 
 import tensor
 import tensor.nn.quantized as nnq
 from minifx.quantization import convert_fx, get_default_qconfig_mapping, prepare_fx
-
-pytestmark = pytest.mark.ch10
+from tests.ch07.ch07_models import twins
 
 WIDTH, SHAPE = 16, (4, 3, 32, 32)
 

@@ -13,21 +13,13 @@ Every builder seeds torch and returns ``(model, example_inputs)``.
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-_ROOT = Path(__file__).resolve().parents[2]
-for _folder in (_ROOT, _ROOT / "tests" / "ch07"):  # benchmarks/ and ch07_models
-    if str(_folder) not in sys.path:
-        sys.path.insert(0, str(_folder))
-
-from ch07_models import randomize_batchnorms, resnet18  # noqa: E402
-
-from benchmarks.torch_models import ResNet50  # noqa: E402
+from benchmarks.torch_models import ResNet50
+from tests.ch07.ch07_models import randomize_batchnorms, resnet18
 
 
 class MLP(nn.Module):

@@ -5,10 +5,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
-pytestmark = pytest.mark.ch11
-
 MODELS = textwrap.dedent(
     """
     import torch

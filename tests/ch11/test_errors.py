@@ -11,8 +11,6 @@ from torch import nn
 from minifx.convert import ConversionError, Unsupported, torch_to_tensor
 from minifx.convert.errors import user_line
 
-pytestmark = pytest.mark.ch11
-
 
 def line_of(text):
     """The line number in this file of the line of Unconvertible.forward holding ``text``."""

@@ -1,21 +1,15 @@
 """check_conversion: convert, run both, and a verdict that can be trusted (what
 ``compare --convert`` prints); and the chapter 9 zoo through the converter."""
 
-import sys
-from pathlib import Path
 
 import pytest
 import torch
-from ch11_models import ZOO
 from torch import nn
 
 from minifx.convert import ConversionError, check_conversion, torch_to_tensor
 from minifx.convert.round_trip import output_difference
-
-pytestmark = pytest.mark.ch11
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ch09"))
-from zoo import ZOO as CH09_ZOO  # noqa: E402
+from tests.ch09.zoo import ZOO as CH09_ZOO
+from tests.ch11.ch11_models import ZOO
 
 
 def test_agreement_is_reported():

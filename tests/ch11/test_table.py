@@ -22,8 +22,6 @@ from minifx.convert.table import (
     tensor_methods,
 )
 
-pytestmark = pytest.mark.ch11
-
 TABLE = conversion_table()
 TWINS = set(TABLE.functions.values())
 

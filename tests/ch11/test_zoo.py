@@ -5,15 +5,13 @@ import copy
 import numpy as np
 import pytest
 import torch
-from ch11_models import ZOO, resnet_50, small_cnn
 
 import minifx
 import tensor
 from minifx.convert import torch_to_tensor
 from minifx.convert.table import conversion_table
 from minifx.convert.values import ValueConverter
-
-pytestmark = pytest.mark.ch11
+from tests.ch11.ch11_models import ZOO, resnet_50, small_cnn
 
 
 def as_tensor_inputs(inputs):

@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytestmark = pytest.mark.site
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

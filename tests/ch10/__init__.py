@@ -1,0 +1,1 @@
+"""Chapter 10: FX graph-mode quantization, checked against torch.ao.quantization."""
