@@ -127,7 +127,7 @@ def table(rows: list[dict], image: int, rounds: int) -> str:
         "",
         f"Medians over all timed calls of each side ({per_model}), from {rounds} "
         f"processes per side run in turns after one warm-up call each; "
-        f"{os.cpu_count()} cores shared with other work, so the figures are noisy; "
+        f"{os.cpu_count()} cores of a shared machine, so read the ratios, not the milliseconds; "
         f"Python {platform.python_version()}.",
     ]
     return "\n".join(lines) + "\n"

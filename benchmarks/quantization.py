@@ -51,8 +51,8 @@ def _images(batch: int, size: int, seed: int):
 
 def _models(lib_name: str, int8: bool, batch: int, size: int):
     """(float model, model to time) for one library; int8 models calibrated on 4 batches."""
-    sys.path.insert(0, str(ROOT / "tests" / "ch07"))
-    from ch07_models import twins
+    sys.path.insert(0, str(ROOT))  # a script: the checkout is not on its path
+    from tests.ch07.ch07_models import twins
 
     ours, theirs = twins(width=64)
     calibration = [_images(batch, size, seed=100 + i) for i in range(CALIBRATION_BATCHES)]
@@ -182,7 +182,7 @@ def main() -> None:
         lines.append(f"| {contestant} | {result['cosine_min']:.4f} | {100 * result['top1']:.0f}% |")
     cores = os.cpu_count()
     lines += ["", f"Medians of {args.rounds} rounds x {args.repeat} runs, each contestant in its "
-              f"own process, {cores} cores shared with other work: read the ratios, not the "
+              f"own process, {cores} cores of a shared machine: read the ratios, not the "
               "milliseconds. Written by `benchmarks/quantization.py`."]
     TABLE.parent.mkdir(parents=True, exist_ok=True)
     TABLE.write_text("\n".join(lines) + "\n")
