@@ -1,13 +1,16 @@
 """What the FX core asks about a tensor library, behind one small interface.
 
-The core (proxy, tracer, graph module) names no tensor library. Which objects
-are modules, parameters and tensors, which modules are leaves and which
-functions are really Tensor methods are questions it asks a ``Framework``.
-``tensor`` answers them in frameworks/tensor_framework.py; torch answers them
-in frameworks/torch_framework.py. This file imports neither: each adapter
-registers itself here when its module is imported, and torch's is imported
-only when minifx meets an object that comes from torch, so ``import minifx``
-never imports torch.
+The core (proxy, tracer, graph module, codegen, the passes) names no tensor
+library. Which objects are modules, parameters and tensors, which modules are
+leaves, which functions are really Tensor methods, how a library's functions
+are spelled in code, which globals that code needs, what ShapeProp records
+about a tensor, how a tensor becomes a NumPy array and back, and which layer
+pairs ``fuse`` folds: all are questions it asks a ``Framework``. ``tensor``
+answers them in frameworks/tensor_framework.py; torch answers them in
+frameworks/torch_framework.py. This file imports neither: each adapter
+registers itself here when its module is imported, and an adapter is imported
+only when minifx meets an object from its library (torch's only once torch is
+imported), so ``import minifx`` never imports torch.
 """
 
 from __future__ import annotations
@@ -15,20 +18,41 @@ from __future__ import annotations
 import abc
 import importlib
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class TensorLayout(NamedTuple):
+    """How a tensor lies in memory, as torch.fx's ShapeProp records it."""
+
+    stride: tuple[int, ...]
+    memory_format: Any  # torch.contiguous_format ...; "contiguous_format" or None for tensor
+    is_quantized: bool
+    qparams: dict[str, Any]  # qscheme, scale, zero_point (and axis per channel)
+
+
+# (first layer type, BatchNorm type, the function that folds the BatchNorm into the layer)
+FusionPattern = tuple[type, type, Callable[[Any, Any], Any]]
 
 
 # --8<-- [start:framework]
 class Framework(abc.ABC):
     """The questions minifx asks of a tensor library (one instance per library)."""
 
-    name: str  # "tensor" or "torch"
+    name: str  # the library's top-level package, "tensor" or "torch"
     module_class: type  # tensor.nn.Module / torch.nn.Module
     # Values other than tensors that a node may hold as constants (dtypes ...).
     constant_types: tuple[type, ...] = ()
+    # Constants whose repr() is source once code_globals() binds their class
+    # (torch.device prints as ``device(type='cpu')``).
+    repr_literal_types: tuple[type, ...] = ()
 
+    # Tracing: what to record, and how.
     def is_module(self, obj: Any) -> bool:
+        """Modules are traced through (or kept as leaves), never recorded as values."""
         return isinstance(obj, self.module_class)
 
     @abc.abstractmethod
@@ -49,10 +73,6 @@ class Framework(abc.ABC):
         ``call_method`` (``Tensor.neg`` -> ``"neg"``), or None for ``call_function``."""
 
     @abc.abstractmethod
-    def function_prefix(self, fn: Callable[..., Any]) -> str | None:
-        """The public module path that spells ``fn`` in code (``"tensor"`` for ``tensor.relu``)."""
-
-    @abc.abstractmethod
     def assert_function(self) -> Callable[[Any, str], Any]:
         """The function recorded to check a value fixed by ``concrete_args``."""
 
@@ -61,6 +81,40 @@ class Framework(abc.ABC):
         (torch: forward hooks). ``qualname`` is ``""`` for the root. By default
         nothing is lost."""
         return None
+
+    # Spelling: str(graph) and the generated code.
+    def qualified_name(self, target: Any) -> str | None:
+        """The dotted name of ``target`` when the library must spell it itself
+        (torch's C functions do not say where torch.fx finds them), or None to
+        let the general rule (``__module__`` and ``__qualname__``) spell it.
+        A path that starts with ``name`` prints as it is, the package bound as
+        a global of the code: ``tensor.sigmoid(x)``."""
+        return None
+
+    def code_globals(self) -> dict[str, Any]:
+        """Names every generated code binds, whatever the graph, so that a
+        constant prints as source (torch: ``device``). They and ``name`` are
+        reserved: no node or other global takes them."""
+        return {}
+
+    # Running: what passes and backends need to know about a tensor.
+    @abc.abstractmethod
+    def tensor_layout(self, t: Any) -> TensorLayout:
+        """Strides, memory format and quantization of ``t``, for ShapeProp's metadata."""
+
+    @abc.abstractmethod
+    def to_numpy(self, t: Any) -> np.ndarray:
+        """``t``'s values as a NumPy array (sharing memory where it can), for
+        backends that compute on arrays (the numba kernels)."""
+
+    @abc.abstractmethod
+    def from_numpy(self, array: np.ndarray) -> Any:
+        """A tensor of this library holding ``array``: a kernel's result."""
+
+    @abc.abstractmethod
+    def fusion_patterns(self) -> list[FusionPattern]:
+        """The (layer, BatchNorm, fold) triples that ``fuse`` looks for in this
+        library's models, with the library's own folding arithmetic."""
 # --8<-- [end:framework]
 
 
@@ -71,6 +125,7 @@ class Framework(abc.ABC):
 # ``import minifx`` never imports torch.
 _adapters: dict[str, Framework] = {}  # library name -> its adapter, once imported
 _adapter_modules: dict[str, str] = {}  # library name -> the module that defines it
+_default: list[str] = []  # the library of values that come from none of the others
 
 
 def register_framework(framework: Framework) -> Framework:
@@ -79,9 +134,13 @@ def register_framework(framework: Framework) -> Framework:
     return framework
 
 
-def register_adapter_module(library: str, module: str) -> None:
-    """Name the module that holds ``library``'s adapter, imported when first needed."""
+def register_adapter_module(library: str, module: str, default: bool = False) -> None:
+    """Name the module that holds ``library``'s adapter, imported when first needed.
+    The ``default`` library's adapter answers for values of no known library
+    (plain Python functions, numbers)."""
     _adapter_modules[library] = module
+    if default:
+        _default[:] = [library]
 
 
 def adapter(library: str) -> Framework:
@@ -97,38 +156,34 @@ def adapter(library: str) -> Framework:
 
 
 def tensor_framework() -> Framework:
-    return adapter("tensor")
+    """The adapter of minifx's own library, the default one."""
+    return adapter(_default[0])
 
 
-_torch: list[Framework | None] = []  # filled on first use: the adapter, or None if missing
+_missing: set[str] = set()  # libraries that are imported but whose adapter failed to import
 
 
-def torch_framework() -> Framework:
-    """The torch adapter; importing it imports torch."""
-    return adapter("torch")
+def _imported_libraries() -> list[str]:
+    """The libraries other than the default whose package the program has imported."""
+    return [lib for lib in _adapter_modules
+            if lib != _default[0] and lib in sys.modules and lib not in _missing]
 
 
-def _loaded_torch_framework() -> Framework | None:
-    if not _torch:
-        try:
-            _torch.append(torch_framework())
-        except ImportError:  # the adapter is not installed
-            _torch.append(None)
-    return _torch[0]
-
-
-def _comes_from_torch(obj: Any) -> bool:
+def comes_from(obj: Any, library: str) -> bool:
+    """Whether ``obj`` (or, for a class, itself) is of a class defined in ``library``."""
     for cls in type(obj).__mro__ if not isinstance(obj, type) else obj.__mro__:
         module = cls.__module__
-        if module == "torch" or module.startswith("torch."):
+        if module == library or module.startswith(library + "."):
             return True
     return False
 
 
 def framework_of(obj: Any) -> Framework:
-    """The framework an object belongs to: torch's for torch objects, else tensor's."""
-    if "torch" in sys.modules and _comes_from_torch(obj):
-        return torch_framework()
+    """The framework an object belongs to: the one whose package defines its class
+    (torch's for torch objects), else the default (tensor's)."""
+    for library in _imported_libraries():
+        if comes_from(obj, library):
+            return adapter(library)
     return tensor_framework()
 
 
@@ -145,9 +200,11 @@ def _library_of(value: Any) -> str:
 
 
 def framework_of_function(fn: Callable[..., Any]) -> Framework:
-    """For a plain function: torch's if the globals and closure values it uses
-    come from torch and none from tensor, else tensor's (torch is never imported here)."""
-    if "torch" not in sys.modules:
+    """For a plain function: another library's (torch's) if the globals and closure
+    values it uses come from that library and none from the default one, else the
+    default's (no library is imported here)."""
+    others = _imported_libraries()
+    if not others:
         return tensor_framework()
     fn_globals = getattr(fn, "__globals__", {})
     code = getattr(fn, "__code__", None)
@@ -158,16 +215,78 @@ def framework_of_function(fn: Callable[..., Any]) -> Framework:
         except ValueError:  # an empty cell
             pass
     libraries = {_library_of(value) for value in used}
-    if "torch" in libraries and "tensor" not in libraries:
-        return torch_framework()
+    if _default[0] not in libraries:
+        for library in others:
+            if library in libraries:
+                return adapter(library)
     return tensor_framework()
 
 
 def loaded_frameworks() -> list[Framework]:
-    """The frameworks in play: tensor's always, torch's once torch is imported."""
+    """The frameworks in play: the default (tensor's) always, another (torch's) once
+    its package is imported (and its adapter imports)."""
     frameworks = [tensor_framework()]
-    if "torch" in sys.modules:
-        torch = _loaded_torch_framework()
-        if torch is not None:
-            frameworks.append(torch)
+    for library in _imported_libraries():
+        try:
+            frameworks.append(adapter(library))
+        except ImportError:  # the adapter's own imports are missing
+            _missing.add(library)
     return frameworks
+
+
+# --8<-- [start:asking]
+# What codegen, str(graph) and the namespace ask of all the frameworks in play.
+def library_packages() -> Collection[str]:
+    """The top-level package of every library minifx has an adapter for, imported or
+    not: frames of their code are library code, not the user's, and their
+    functions print by their path (``tensor.sigmoid``)."""
+    return _adapter_modules.keys()
+
+
+def spell_target(target: Any) -> str | None:
+    """The first framework's own spelling of ``target`` (``torch._C._nn.linear``), or None."""
+    for framework in loaded_frameworks():
+        name = framework.qualified_name(target)
+        if name is not None:
+            return name
+    return None
+
+
+_asked: dict[tuple[str, ...], dict[str, Any]] = {}  # frameworks in play -> the answers below
+
+
+def _answers() -> dict[str, Any]:
+    """The merged answers of the frameworks in play, worked out once per set of them
+    (codegen and every Namespace ask; the set changes only when torch is imported)."""
+    frameworks = loaded_frameworks()
+    key = tuple(framework.name for framework in frameworks)
+    if key not in _asked:
+        globals_: dict[str, Any] = {}
+        reserved: dict[str, Any] = {}
+        for framework in frameworks:
+            globals_.update(framework.code_globals())
+            reserved[framework.name] = sys.modules[framework.name]
+        reserved.update(globals_)
+        _asked[key] = {
+            "globals": globals_,
+            "reserved": reserved,
+            "repr_types": tuple(t for fw in frameworks for t in fw.repr_literal_types),
+        }
+    return _asked[key]
+
+
+def code_globals() -> dict[str, Any]:
+    """The names every generated code binds for the frameworks in play (``device``)."""
+    return _answers()["globals"]
+
+
+def reserved_names() -> dict[str, Any]:
+    """Names no node or global may take unless it is the object named: each framework's
+    package and its code globals."""
+    return _answers()["reserved"]
+
+
+def repr_literal_types() -> tuple[type, ...]:
+    """Constant types whose repr() is source, once ``code_globals()`` are bound."""
+    return _answers()["repr_types"]
+# --8<-- [end:asking]

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import node as node_mod
+from ._framework import code_globals, library_packages, repr_literal_types
 from .magic_methods import inplace_format, operator_format
-from .namespace import Namespace, custom_builtins, snake_case
+from .namespace import Namespace, snake_case
+from .namespace import custom_builtins as own_builtins
 from .node import Argument, Node, qualified_name
 from .wrapping import wrap
 
@@ -71,8 +73,7 @@ _literal_types = (bool, int, str, bytes, type(None), complex)
 # Exactly these types (not their subclasses, an IntEnum say) print as their repr().
 _plain_literal_types = frozenset({*_literal_types, float})
 # Types whose repr() is valid source because a custom builtin names their class
-# (the torch adapter adds torch.device, which prints as ``device(type='cpu')``).
-repr_literal_types: list[type] = []
+# come from the frameworks (torch.device prints as ``device(type='cpu')``).
 _stack_re = re.compile(r'^File "(.+)", line (\d+), in (.+)$')
 
 
@@ -134,6 +135,8 @@ class CodeGen:
         placeholder_lines: list[str] = []
         globals_: dict[str, Any] = {}
         wrapped: dict[str, None] = {}
+        # Bound in every code: inf, nan, NoneType and the frameworks' (torch: device).
+        custom_builtins = {**own_builtins, **code_globals()}
         return_annotation = ""
 
         spelled_as: dict[int, str] = {}  # id(obj) -> spelling; objects are in globals_
@@ -238,7 +241,7 @@ class CodeGen:
                 return f"{cls}[{_quote(arg.name)}]"
             if arg is Ellipsis:
                 return spell_builtin("Ellipsis")
-            if isinstance(arg, _literal_types) or isinstance(arg, tuple(repr_literal_types)):
+            if isinstance(arg, _literal_types) or isinstance(arg, repr_literal_types()):
                 text = repr(arg)
                 head = text.partition("(")[0]
                 if head in custom_builtins:  # device(type='cpu'): the class is a global
@@ -391,7 +394,7 @@ def _package_path(obj: Any) -> str | None:
     except (RuntimeError, AttributeError):
         return None
     package, _, rest = path.partition(".")
-    if package not in node_mod.path_printed_packages or not rest:
+    if package not in library_packages() or not rest:
         return None
     if not all(is_plain_identifier(p) for p in rest.split(".")):
         return None  # an attribute named like code is never printed as a path
@@ -404,7 +407,7 @@ def _package_repr(obj: Any) -> str | None:
     """The repr of a non-callable package object (``tensor.float32``) if it resolves."""
     text = repr(obj)
     package, _, rest = text.partition(".")
-    if (package in node_mod.path_printed_packages and rest
+    if (package in library_packages() and rest
             and all(is_plain_identifier(p) for p in rest.split("."))
             and node_mod._resolve(package, rest) is obj):
         return text

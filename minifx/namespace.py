@@ -15,20 +15,17 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ._framework import reserved_names
+
 # Names the generated code binds as globals on its own, whatever the graph.
 custom_builtins: dict[str, Any] = {"inf": math.inf, "nan": math.nan, "NoneType": type(None)}
 
-# Names a node or global may never take (unless it *is* that object).
-# The package names of `node.path_printed_packages` are added here too.
+# Names a node or global may never take (unless it *is* that object). Each
+# Namespace adds the names the frameworks reserve (`_framework.reserved_names`:
+# their packages, ``tensor`` and ``torch``, and their code globals).
 illegal_names: dict[str, Any] = {k: object() for k in keyword.kwlist}
 illegal_names.update(builtins.__dict__)
 illegal_names.update(custom_builtins)
-illegal_names["tensor"] = object()
-
-
-def reserve_name(name: str, obj: Any = None) -> None:
-    """Forbid ``name`` for nodes and globals (a framework package, say)."""
-    illegal_names[name] = object() if obj is None else obj
 
 
 _camel = re.compile(r"(?<=[a-z])([A-Z])")
@@ -67,6 +64,7 @@ class Namespace:
         self._objs: list[Any] = []  # keeps objects alive so their ids stay theirs
         self._used: set[str] = set()
         self._base_count: dict[str, int] = {}
+        self._illegal = {**illegal_names, **reserved_names()}
 
     def create_name(self, candidate: str, obj: Any = None) -> str:
         """A fresh identifier close to ``candidate`` (the old one if ``obj`` has one)."""
@@ -82,7 +80,7 @@ class Namespace:
             num = self._base_count.get(base, 0)
             # An illegal name stays only for the very object it names (the global
             # `getattr` may be called getattr); `None` is a builtin whose value is None.
-            if candidate in illegal_names and (obj is None or illegal_names[candidate] is not obj):
+            if candidate in self._illegal and (obj is None or self._illegal[candidate] is not obj):
                 num += 1
                 candidate = f"{base}_{num}"
         else:

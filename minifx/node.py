@@ -15,6 +15,8 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ._framework import spell_target
+
 if TYPE_CHECKING:
     from .graph import Graph
 
@@ -37,17 +39,10 @@ def register_side_effect(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 # --8<-- [start:qualified_name]
-# Top-level packages whose functions print by their dotted path, with the
-# package itself bound as a global of the generated code: ``tensor.sigmoid(x)``
-# (torch.fx does the same for ``torch``; the torch adapter adds it here).
-path_printed_packages: set[str] = {"tensor"}
-
-# Hooks that may spell a target their own way: each takes the target and
-# returns a qualified name or None. The torch adapter registers one.
-qualified_name_hooks: list[Callable[[Any], str | None]] = []
-
-# Module spellings fixed by hand (objects whose __module__ is not importable).
-_module_fixups: dict[str, str] = {"torch._ops": "torch.ops"}
+# Each framework's package (``tensor``, ``torch``) prints its functions by their
+# dotted path, the package itself bound as a global of the generated code:
+# ``tensor.sigmoid(x)``. A framework may spell a target its own way first
+# (``Framework.qualified_name``: torch's C functions need it).
 
 
 def _resolve(module_name: str, qualname: str) -> Any:
@@ -66,10 +61,11 @@ def qualified_name(func: Any) -> str:
     function defined in ``tensor._functions`` and re-exported as
     ``tensor.sigmoid`` prints as ``tensor.sigmoid``.
     """
-    for hook in qualified_name_hooks:
-        name = hook(func)
-        if name is not None:
-            return name
+    if hasattr(type(func), "__fx_name__"):  # a target that spells itself (a fused kernel)
+        return func.__fx_name__
+    name = spell_target(func)
+    if name is not None:
+        return name
     name = getattr(func, "__name__", None)
     if name is not None and getattr(builtins, name, None) is func:
         return name
@@ -81,7 +77,6 @@ def qualified_name(func: Any) -> str:
         qualname = name  # a C function whose __qualname__ names a hidden class
     if "<" in qualname:  # a lambda or a local function: no path reaches it
         qualname = name if name != "<lambda>" else "lambda_"
-    module = _module_fixups.get(module, module)
     parts = module.split(".")
     while len(parts) > 1 and any(p.startswith("_") for p in parts[1:]):
         parent = ".".join(parts[:-1])

@@ -20,7 +20,7 @@ from types import FrameType
 from typing import Any
 
 from . import magic_methods as _mm
-from ._framework import loaded_frameworks
+from ._framework import library_packages, loaded_frameworks
 from .node import PLAIN_CONSTANTS, Argument, Node, Target, map_aggregate
 
 _BUILTIN_CONTAINERS = frozenset({tuple, list, dict, slice, range})
@@ -35,8 +35,8 @@ class TraceError(ValueError, RuntimeError):
 
 
 # --8<-- [start:user_frame]
-# Frames of these packages are library code: an error points past them.
-_LIBRARY_PACKAGES = frozenset({"minifx", "tensor", "torch"})
+# Frames of minifx and of the frameworks' packages (tensor, torch:
+# `_framework.library_packages`) are library code: an error points past them.
 
 WAYS_OUT = (
     "Ways out: pass the value that decides this in `concrete_args` to specialise the "
@@ -48,7 +48,8 @@ WAYS_OUT = (
 
 def _is_library_frame(frame: FrameType) -> bool:
     module = frame.f_globals.get("__name__") or ""
-    return module.split(".")[0] in _LIBRARY_PACKAGES
+    package = module.split(".")[0]
+    return package == "minifx" or package in library_packages()
 
 
 def user_frame() -> FrameType | None:

@@ -16,6 +16,7 @@ import operator
 from dataclasses import dataclass
 from typing import Any
 
+from .._framework import library_packages
 from ..node import Argument, Node, qualified_name
 
 # --8<-- [start:ops]
@@ -51,9 +52,6 @@ _PARAMETERS = {
 _HARMLESS = {"alpha": 1, "inplace": False, "rounding_mode": None}
 # --8<-- [end:ops]
 
-FRAMEWORK_PACKAGES = ("tensor", "torch")
-
-
 @dataclass(frozen=True)
 class Pointwise:
     """One elementwise operation in canonical form.
@@ -87,7 +85,7 @@ def _canonical_name(node: Node) -> str | None:
     except (RuntimeError, AttributeError):
         return None
     package, _, rest = path.partition(".")
-    if package not in FRAMEWORK_PACKAGES:
+    if package not in library_packages():  # tensor.sigmoid, torch.sigmoid
         return None
     return _FUNCTIONS.get(rest)
 

@@ -22,13 +22,11 @@ from __future__ import annotations
 
 import linecache
 import math
-import sys
 import textwrap
 from typing import Any
 
 import numpy as np
 
-from .. import node as node_mod
 from .._framework import framework_of
 from ..namespace import Namespace
 from ..node import Node
@@ -198,16 +196,12 @@ def compile_kernel(name: str, source: str) -> Any:
 
 
 def _to_numpy(value: Any) -> np.ndarray:
-    if framework_of(value).name == "torch":
-        return value.detach().numpy()  # torch: leave autograd behind, share memory
-    return value.numpy()
+    return framework_of(value).to_numpy(value)
 
 
 def _from_numpy_like(value: Any, array: np.ndarray) -> Any:
     """``array`` as a tensor of the same library as ``value``."""
-    if framework_of(value).name == "torch":
-        return sys.modules["torch"].from_numpy(array)
-    return sys.modules["tensor"].from_numpy(array)
+    return framework_of(value).from_numpy(array)
 
 
 def _output(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -277,15 +271,14 @@ class FusedKernel:
     def __repr__(self) -> str:
         return f"<FusedKernel {self.__name__}>"
 
+    @property
+    def __fx_name__(self) -> str:
+        """Graphs and generated code name a fused kernel by its function name
+        (``node.qualified_name`` asks a target's class for this)."""
+        return self.__name__
+
     def __reduce__(self) -> tuple:
         """Pickle and deepcopy by source: the copy compiles it again (or finds it cached)."""
         return (FusedKernel, (self.__name__, self.source, self.dtype.name, self.reuse))
 # --8<-- [end:fused_kernel]
 
-
-def _spell_fused_kernel(target: Any) -> str | None:
-    """Graphs and generated code name a fused kernel by its function name."""
-    return target.__name__ if isinstance(target, FusedKernel) else None
-
-
-node_mod.qualified_name_hooks.append(_spell_fused_kernel)

@@ -27,7 +27,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .._framework import _comes_from_torch, framework_of_function
+from .._framework import adapter, comes_from, framework_of_function
 from ..graph import Graph
 from ..graph_module import GraphModule
 from ..interpreter import Interpreter
@@ -261,32 +261,27 @@ class GraphConverter:
 
     @staticmethod
     def _is_torch_tensor(value: Any) -> bool:
-        import torch
-
-        return isinstance(value, torch.Tensor)
+        return adapter("torch").is_tensor(value)
 
 
 def _torch_name(target: Any) -> str:
     """How torch.fx spells a torch callable (``torch.nn.functional.silu``)."""
-    from ..frameworks.torch_framework import torch_qualified_name
-
-    return torch_qualified_name(target) or getattr(target, "__qualname__", repr(target))
+    return adapter("torch").qualified_name(target) or getattr(
+        target, "__qualname__", repr(target))
 
 
 def _uses_torch(value: Any) -> bool:
     """Whether a callable or annotation comes from torch, or is a function that uses torch."""
     if value is None:
         return False
-    if _torch_name_or_none(value) or _comes_from_torch(value):
+    if _torch_name_or_none(value) or comes_from(value, "torch"):
         return True
-    return inspect.isfunction(value) and framework_of_function(value).name == "torch"
+    return inspect.isfunction(value) and framework_of_function(value) is adapter("torch")
 
 
 def _torch_name_or_none(value: Any) -> str | None:
-    from ..frameworks.torch_framework import torch_qualified_name
-
     try:
-        return torch_qualified_name(value)
+        return adapter("torch").qualified_name(value)
     except Exception:  # an object whose attributes misbehave is not torch's
         return None
 

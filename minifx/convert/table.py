@@ -30,6 +30,7 @@ from typing import Any
 
 from .._framework import tensor_framework
 from ..magic_methods import dunder, inplace_methods, magic_methods, reflectable_magic_methods
+from ..node import qualified_name
 
 # --8<-- [start:lists]
 # (torch namespace, tensor namespace): a function is matched by name within a pair.
@@ -111,7 +112,7 @@ class ConversionTable:
 def qualified(fn: Any) -> str:
     """``tensor.relu``, ``tensor.nn.functional.relu``: the name a learner writes
     (the public namespace, as generated code spells it, not the defining file)."""
-    return f"{tensor_framework().function_prefix(fn) or fn.__module__}.{fn.__name__}"
+    return qualified_name(fn)
 
 
 # --8<-- [start:table]

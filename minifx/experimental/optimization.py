@@ -13,52 +13,15 @@ call, so "a conv followed by a bn" is a question about two nodes.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
-from .._framework import Framework, framework_of
+from .._framework import framework_of
 from ..graph_module import GraphModule
 from ..node import Node
 from ..tracer import symbolic_trace
 
-# (first layer type, BatchNorm type, the function that folds the BatchNorm into the layer)
-FusionPattern = tuple[type, type, Callable[[Any, Any], Any]]
-
 __all__ = ["fuse", "matches_module_pattern", "replace_node_module"]
-
-
-def _tensor_patterns() -> list[FusionPattern]:
-    import tensor.nn as nn
-    from tensor.nn.utils.fusion import fuse_conv_bn_eval
-
-    return [(nn.Conv2d, nn.BatchNorm2d, fuse_conv_bn_eval)]
-
-
-def _torch_patterns() -> list[FusionPattern]:
-    import torch.nn as nn
-    from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
-
-    return [
-        (nn.Conv1d, nn.BatchNorm1d, fuse_conv_bn_eval),
-        (nn.Conv2d, nn.BatchNorm2d, fuse_conv_bn_eval),
-        (nn.Conv3d, nn.BatchNorm3d, fuse_conv_bn_eval),
-        (nn.Linear, nn.BatchNorm1d, fuse_linear_bn_eval),
-    ]
-
-
-# Each framework's layer pairs and its own folding arithmetic; the torch entry
-# imports torch only when a torch model is fused.
-_PATTERNS_BY_FRAMEWORK: dict[str, Callable[[], list[FusionPattern]]] = {
-    "tensor": _tensor_patterns,
-    "torch": _torch_patterns,
-}
-
-
-def fusion_patterns(framework: Framework) -> list[FusionPattern]:
-    """The (layer, BatchNorm, fold) triples that ``fuse`` looks for in ``framework``'s models."""
-    if framework.name not in _PATTERNS_BY_FRAMEWORK:
-        raise ValueError(f"fuse: no Conv+BN fusion patterns for framework {framework.name!r}")
-    return _PATTERNS_BY_FRAMEWORK[framework.name]()
 
 
 def _parent_name(target: str) -> tuple[str, str]:
@@ -117,7 +80,7 @@ def fuse(model: Any, inplace: bool = False, no_trace: bool = False) -> GraphModu
     running statistics. Both modules of a pair must be in eval mode.
     """
     framework = framework_of(model)
-    patterns = fusion_patterns(framework)
+    patterns = framework.fusion_patterns()  # its layer pairs and its own arithmetic
     if not inplace:
         model = copy.deepcopy(model)
     traced = model if no_trace and isinstance(model, GraphModule) else symbolic_trace(model)

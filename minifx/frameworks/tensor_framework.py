@@ -1,15 +1,23 @@
-"""The ``tensor`` library's answers to the Framework questions."""
+"""The ``tensor`` library's answers to the Framework questions.
+
+``tensor`` is minifx's own library and the default framework. It needs no
+spelling of its own (its functions' ``__module__`` leads to their public
+path) and no extra globals; its tensors have one layout (row-major) and no
+quantization, and hold a NumPy array already.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import tensor
 import tensor.nn
-import tensor.nn.functional
+from tensor.nn.utils.fusion import fuse_conv_bn_eval
 
-from .._framework import Framework, register_framework
+from .._framework import Framework, FusionPattern, TensorLayout, register_framework
 from ..tracer import _assert
 
 # Operators that torch passes to __torch_function__ as the named Tensor method
@@ -63,13 +71,6 @@ class TensorFramework(Framework):
             return None
         return _OPERATOR_METHODS.get(func.__name__, func.__name__)
 
-    def function_prefix(self, fn: Callable[..., Any]) -> str | None:
-        name = getattr(fn, "__name__", None)
-        for path, module in (("tensor", tensor), ("tensor.nn.functional", tensor.nn.functional)):
-            if name is not None and getattr(module, name, None) is fn:
-                return path
-        return None
-
     def check_traced_through(self, module: Any, qualname: str) -> None:
         """Refuse hooks on the root: the trace runs ``forward`` itself, so they would be
         lost. (A traced-through submodule is called, so its hooks run and are recorded.)"""
@@ -81,6 +82,20 @@ class TensorFramework(Framework):
 
     def assert_function(self) -> Callable[[Any, str], Any]:
         return _assert
+
+    def tensor_layout(self, t: Any) -> TensorLayout:
+        # No autograd, no quantization, one layout (row-major).
+        return TensorLayout(t.stride(), "contiguous_format" if t.is_contiguous() else None,
+                            False, {})
+
+    def to_numpy(self, t: Any) -> np.ndarray:
+        return t.numpy()
+
+    def from_numpy(self, array: np.ndarray) -> Any:
+        return tensor.from_numpy(array)
+
+    def fusion_patterns(self) -> list[FusionPattern]:
+        return [(tensor.nn.Conv2d, tensor.nn.BatchNorm2d, fuse_conv_bn_eval)]
 
 
 TENSOR = register_framework(TensorFramework())

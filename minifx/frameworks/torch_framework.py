@@ -10,8 +10,12 @@ Everything torch-specific that minifx needs lives here, and it is little:
   as ``Tensor.add`` and are recorded as ``call_method``, everything else
   (``torch.relu``, ``torch.nn.functional.relu``) as ``call_function``;
 - how a torch function is spelled in ``str(graph)`` and in generated code,
-  exactly as torch.fx spells it (``torch.relu``, ``torch._C._nn.linear``);
-- which forward hooks a trace would silently lose, to refuse them.
+  exactly as torch.fx spells it (``torch.relu``, ``torch._C._nn.linear``), and
+  the global ``device`` that lets a device constant print as source;
+- which forward hooks a trace would silently lose, to refuse them;
+- what ShapeProp records about a torch tensor (memory format, quantization),
+  how the numba kernels read and make one (NumPy), and which layer pairs
+  ``fuse`` folds with torch's own arithmetic.
 """
 
 from __future__ import annotations
@@ -20,11 +24,12 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional
+from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
 
-from .. import codegen, namespace, node
-from .._framework import Framework, register_framework
+from .._framework import Framework, FusionPattern, TensorLayout, register_framework
 
 # --8<-- [start:spelling]
 _DESCRIPTOR_TYPES = (types.MethodDescriptorType, types.WrapperDescriptorType)
@@ -55,8 +60,34 @@ def torch_qualified_name(func: Any) -> str | None:
         return None
     if module == "torch" and name == "segment_reduce":  # exported under a private name
         name = "_segment_reduce"
-    return f"{module.replace('torch._ops', 'torch.ops')}.{name}"
+    return f"{module.replace('torch._ops', 'torch.ops')}.{name}"  # torch._ops is not public
 # --8<-- [end:spelling]
+
+
+# --8<-- [start:layout]
+_MEMORY_FORMATS = (torch.contiguous_format, torch.channels_last, torch.channels_last_3d)
+
+
+def torch_layout(t: torch.Tensor) -> TensorLayout:
+    """Strides, memory format and quantization parameters, as torch.fx's ShapeProp
+    reads them (a sparse tensor has neither strides nor a memory format)."""
+    memory_format = None
+    if not t.is_sparse:
+        memory_format = next(
+            (f for f in _MEMORY_FORMATS if t.is_contiguous(memory_format=f)), None)
+    qparams: dict[str, Any] = {}
+    if t.is_quantized:
+        qscheme = qparams["qscheme"] = t.qscheme()
+        if qscheme in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+            qparams["scale"] = t.q_scale()
+            qparams["zero_point"] = t.q_zero_point()
+        else:  # one scale and zero point per channel along an axis
+            qparams["scale"] = t.q_per_channel_scales().tolist()
+            qparams["zero_point"] = t.q_per_channel_zero_points().tolist()
+            qparams["axis"] = t.q_per_channel_axis()
+    stride = () if t.is_sparse else t.stride()
+    return TensorLayout(stride, memory_format, t.is_quantized, qparams)
+# --8<-- [end:layout]
 
 
 # --8<-- [start:hooks]
@@ -105,6 +136,7 @@ class TorchFramework(Framework):
     name = "torch"
     module_class = torch.nn.Module
     constant_types = (torch.dtype, torch.device, torch.memory_format, torch.layout)
+    repr_literal_types = (torch.device,)  # prints as ``device(type='cpu')``
 
     def is_leaf_module(self, module: Any, qualname: str) -> bool:
         module_path = type(module).__module__
@@ -127,26 +159,36 @@ class TorchFramework(Framework):
             return func.__name__
         return None
 
-    def function_prefix(self, fn: Callable[..., Any]) -> str | None:
-        path = torch_qualified_name(fn)
-        return path.rpartition(".")[0] if path else None
-
     def assert_function(self) -> Callable[[Any, str], Any]:
         return torch._assert
 
     def check_traced_through(self, module: Any, qualname: str) -> None:
         refuse_lost_hooks(module, qualname)
+
+    def qualified_name(self, target: Any) -> str | None:
+        return torch_qualified_name(target)
+
+    def code_globals(self) -> dict[str, Any]:
+        # A device argument prints as torch.fx prints it, ``x.to(device(type='cpu'))``.
+        return {"device": torch.device}
+
+    def tensor_layout(self, t: Any) -> TensorLayout:
+        return torch_layout(t)
+
+    def to_numpy(self, t: Any) -> np.ndarray:
+        return t.detach().numpy()  # leave autograd behind, share memory
+
+    def from_numpy(self, array: np.ndarray) -> Any:
+        return torch.from_numpy(array)
+
+    def fusion_patterns(self) -> list[FusionPattern]:
+        nn = torch.nn
+        return [
+            (nn.Conv1d, nn.BatchNorm1d, fuse_conv_bn_eval),
+            (nn.Conv2d, nn.BatchNorm2d, fuse_conv_bn_eval),
+            (nn.Conv3d, nn.BatchNorm3d, fuse_conv_bn_eval),
+            (nn.Linear, nn.BatchNorm1d, fuse_linear_bn_eval),
+        ]
 # --8<-- [end:framework]
-
-
-# str(graph) and the generated code spell torch targets as torch.fx does, and
-# the generated code reaches them through the global ``torch``.
-node.qualified_name_hooks.append(torch_qualified_name)
-node.path_printed_packages.add("torch")
-namespace.reserve_name("torch", torch)
-# A device argument prints as torch.fx prints it, ``x.to(device(type='cpu'))``.
-namespace.custom_builtins["device"] = torch.device
-namespace.reserve_name("device", torch.device)
-codegen.repr_literal_types.append(torch.device)
 
 TORCH = register_framework(TorchFramework())

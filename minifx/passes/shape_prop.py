@@ -29,43 +29,11 @@ class TensorMetadata(NamedTuple):
 # --8<-- [end:tensor_metadata]
 
 
-def _torch_layout(result: Any) -> tuple[Any, bool, dict[str, Any]]:
-    """memory_format, is_quantized and qparams of a torch tensor, as torch.fx reads them."""
-    import torch  # the value is a torch tensor, so torch is loaded already
-
-    memory_format = None
-    if not result.is_sparse:
-        for candidate in (torch.contiguous_format, torch.channels_last,
-                          torch.channels_last_3d):
-            if result.is_contiguous(memory_format=candidate):
-                memory_format = candidate
-                break
-    qparams: dict[str, Any] = {}
-    if result.is_quantized:
-        qscheme = qparams["qscheme"] = result.qscheme()
-        if qscheme in (torch.per_tensor_affine, torch.per_tensor_symmetric):
-            qparams["scale"] = result.q_scale()
-            qparams["zero_point"] = result.q_zero_point()
-        else:  # one scale and zero point per channel along an axis
-            qparams["scale"] = result.q_per_channel_scales().tolist()
-            qparams["zero_point"] = result.q_per_channel_zero_points().tolist()
-            qparams["axis"] = result.q_per_channel_axis()
-    return memory_format, result.is_quantized, qparams
-
-
 def extract_tensor_metadata(result: Any) -> TensorMetadata:
-    """Describe one tensor of either framework."""
-    framework = framework_of(result)
-    if framework.name == "torch":
-        memory_format, is_quantized, qparams = _torch_layout(result)
-        stride = () if result.is_sparse else result.stride()
-    else:  # tensor: no autograd, no quantization, one layout (row-major)
-        memory_format = "contiguous_format" if result.is_contiguous() else None
-        is_quantized, qparams = False, {}
-        stride = result.stride()
+    """Describe one tensor of either framework; its framework knows its layout."""
+    layout = framework_of(result).tensor_layout(result)
     requires_grad = bool(getattr(result, "requires_grad", False))
-    return TensorMetadata(result.shape, result.dtype, requires_grad, stride,
-                          memory_format, is_quantized, qparams)
+    return TensorMetadata(result.shape, result.dtype, requires_grad, *layout)
 
 
 # --8<-- [start:shape_prop]
