@@ -252,41 +252,42 @@ def spell_target(target: Any) -> str | None:
     return None
 
 
-_asked: dict[tuple[str, ...], dict[str, Any]] = {}  # frameworks in play -> the answers below
+class _Merged(NamedTuple):
+    """What all the frameworks in play answer together, for codegen and Namespace."""
+
+    code_globals: dict[str, Any]
+    reserved_names: dict[str, Any]
+    repr_literal_types: tuple[type, ...]
 
 
-def _answers() -> dict[str, Any]:
-    """The merged answers of the frameworks in play, worked out once per set of them
-    (codegen and every Namespace ask; the set changes only when torch is imported)."""
+_merged: dict[tuple[str, ...], _Merged] = {}  # names of the frameworks in play -> answers
+
+
+def _merged_answers() -> _Merged:
+    """Worked out once per set of frameworks in play (every Namespace asks; the set
+    changes only when torch is imported)."""
     frameworks = loaded_frameworks()
     key = tuple(framework.name for framework in frameworks)
-    if key not in _asked:
-        globals_: dict[str, Any] = {}
-        reserved: dict[str, Any] = {}
-        for framework in frameworks:
-            globals_.update(framework.code_globals())
-            reserved[framework.name] = sys.modules[framework.name]
-        reserved.update(globals_)
-        _asked[key] = {
-            "globals": globals_,
-            "reserved": reserved,
-            "repr_types": tuple(t for fw in frameworks for t in fw.repr_literal_types),
-        }
-    return _asked[key]
+    if key not in _merged:
+        globals_ = {k: v for fw in frameworks for k, v in fw.code_globals().items()}
+        reserved = {fw.name: sys.modules[fw.name] for fw in frameworks} | globals_
+        repr_types = tuple(t for fw in frameworks for t in fw.repr_literal_types)
+        _merged[key] = _Merged(globals_, reserved, repr_types)
+    return _merged[key]
 
 
 def code_globals() -> dict[str, Any]:
     """The names every generated code binds for the frameworks in play (``device``)."""
-    return _answers()["globals"]
+    return _merged_answers().code_globals
 
 
 def reserved_names() -> dict[str, Any]:
     """Names no node or global may take unless it is the object named: each framework's
     package and its code globals."""
-    return _answers()["reserved"]
+    return _merged_answers().reserved_names
 
 
 def repr_literal_types() -> tuple[type, ...]:
     """Constant types whose repr() is source, once ``code_globals()`` are bound."""
-    return _answers()["repr_types"]
+    return _merged_answers().repr_literal_types
 # --8<-- [end:asking]
