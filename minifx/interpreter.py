@@ -15,25 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .graph import Graph
-from .node import Argument, Node, Target, map_arg
-
-
-# --8<-- [start:last_uses]
-def _last_uses(graph: Graph) -> dict[Node, list[Node]]:
-    """For each node, the inputs whose value is not needed after it runs.
-
-    Walking the graph backwards, the first user met of a value is its last
-    use in program order. Computed once per Interpreter, not once per run.
-    """
-    seen: set[Node] = set()
-    freed_after: dict[Node, list[Node]] = {}
-    for node in reversed(graph.nodes):
-        for value in node.all_input_nodes:
-            if value not in seen:
-                seen.add(value)
-                freed_after.setdefault(node, []).append(value)
-    return freed_after
-# --8<-- [end:last_uses]
+from .node import Argument, Node, Target, last_uses, map_arg
 
 
 class Interpreter:
@@ -62,7 +44,7 @@ class Interpreter:
         # Set to False to let a node's error through without the added context.
         self.extra_traceback = True
         if garbage_collect_values:
-            self.user_to_last_uses = _last_uses(self.graph)
+            self.user_to_last_uses = last_uses(self.graph)
 
     # --8<-- [start:run]
     def run(self, *args: Any, initial_env: dict[Node, Any] | None = None,

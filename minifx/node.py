@@ -385,6 +385,25 @@ def _note_node(a: Argument, found: dict[Node, None],
 _CONTAINERS = (tuple, list, dict, slice)
 
 
+# --8<-- [start:last_uses]
+def last_uses(graph: Graph) -> dict[Node, list[Node]]:
+    """For each node, the inputs whose value is not needed after it runs.
+
+    Walking the graph backwards, the first user met of a value is its last
+    use in program order. The Interpreter frees values with it, and the
+    generated code ends such a line with ``;  x = None``.
+    """
+    seen: set[Node] = set()
+    freed_after: dict[Node, list[Node]] = {}
+    for node in reversed(graph.nodes):
+        for value in node._input_nodes:
+            if value not in seen:
+                seen.add(value)
+                freed_after.setdefault(node, []).append(value)
+    return freed_after
+# --8<-- [end:last_uses]
+
+
 # --8<-- [start:map_aggregate]
 def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
     """Apply ``fn`` to every leaf of ``a``, keeping its structure.
