@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .graph import Graph
-from .node import Argument, Node, Target, last_uses, map_arg
+from .node import Argument, Node, Target, fetch_path, last_uses, map_arg
 
 
 class Interpreter:
@@ -163,15 +163,10 @@ class Interpreter:
     # --8<-- [start:helpers]
     def fetch_attr(self, target: str) -> Any:
         """Follow the dotted path ``target`` from the module (``"layer1.0.weight"``)."""
-        obj = self.module
-        atoms = target.split(".")
-        for i, atom in enumerate(atoms):
-            if not hasattr(obj, atom):
-                raise RuntimeError(
-                    f"Node referenced nonexistent target {'.'.join(atoms[:i + 1])}: "
-                    f"{type(obj).__name__} has no attribute {atom!r}")
-            obj = getattr(obj, atom)
-        return obj
+        try:
+            return fetch_path(self.module, target)
+        except AttributeError as e:
+            raise RuntimeError(f"Node referenced nonexistent target {e}") from None
 
     def fetch_args_kwargs_from_env(self, n: Node) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """``n.args`` and ``n.kwargs`` with every Node replaced by its value."""
