@@ -15,6 +15,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ._compat import copy_graph_fast
 from .codegen import CodeGen, PythonCode
 from .namespace import Namespace, snake_case
 from .node import (
@@ -22,7 +23,6 @@ from .node import (
     Argument,
     Node,
     Target,
-    copy_arg,
     fetch_path,
     map_aggregate,
     map_arg,
@@ -271,22 +271,7 @@ class Graph:
         memo = {} if memo is None else memo
         g = Graph()
         memo[id(self)] = g
-        # What `g.graph_copy(self, {})` then `g.output(...)` do, in one loop
-        # without the checks that cannot fail here (every input is already
-        # copied into g, g has no output yet): deepcopy is a hot path.
-        val_map: dict[Node, Node] = {}
-        for node in self.nodes:
-            if node.op == "output":
-                rv = copy_arg(node.args[0], {}, val_map)
-                g.create_node("output", "output", (rv,), type_expr=node.type)
-                break
-            name = g._graph_namespace.create_name(node.name, None)
-            new = Node(g, name, node.op, node.target, copy_arg(node._args, {}, val_map),
-                       copy_arg(node._kwargs, {}, val_map), node.type)
-            new.meta = copy.copy(node.meta)
-            g._insert(new)
-            g._len += 1
-            val_map[node] = new
+        copy_graph_fast(self, g)  # g.graph_copy(self, {}) and the output: see _compat
         g._codegen = copy.deepcopy(self._codegen, memo)
         return g
 

@@ -10,7 +10,6 @@ to give, and says so with a ``TraceError`` that points at the user's line.
 
 from __future__ import annotations
 
-import dis
 import inspect
 import linecache
 import operator
@@ -20,6 +19,7 @@ from types import FrameType
 from typing import Any
 
 from . import magic_methods as _mm
+from ._compat import unpack_count
 from ._framework import loaded_frameworks
 from .node import PLAIN_CONSTANTS, Argument, Node, Target, map_aggregate
 
@@ -233,11 +233,10 @@ class Proxy:
         return self.tracer.create_proxy("call_method", "__call__", (self, *args), kwargs)
 
     def __iter__(self) -> Iterator[Proxy]:
-        # ``a, b = proxy`` compiles to UNPACK_SEQUENCE n: the count is in the
-        # caller's bytecode, so the items can be recorded as proxy[0..n-1].
+        """``a, b = proxy`` records ``proxy[0]`` and ``proxy[1]``; any other loop is an
+        error. The count is read from the caller's bytecode (``_compat.unpack_count``)."""
         frame = inspect.currentframe()
-        caller = frame.f_back if frame is not None else None
-        count = _unpack_count(caller) if caller is not None else None
+        count = unpack_count(frame.f_back) if frame is not None else None
         if count is not None:
             return iter([self[i] for i in range(count)])
         return self.tracer.iter(self)
@@ -342,19 +341,6 @@ def _record_call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Proxy:
             return tracer.create_proxy("call_method", method, args, kwargs)
     return tracer.create_proxy("call_function", func, args, kwargs)
 # --8<-- [end:record_call]
-
-
-def _unpack_count(frame: FrameType) -> int | None:
-    """If ``frame`` is executing ``UNPACK_SEQUENCE n``, return n."""
-    instructions = list(dis.get_instructions(frame.f_code))
-    current = None
-    for inst in instructions:
-        if inst.offset > frame.f_lasti:
-            break
-        current = inst
-    if current is not None and current.opname == "UNPACK_SEQUENCE":
-        return int(current.argval)
-    return None
 
 
 # --8<-- [start:install_magic]
