@@ -101,17 +101,8 @@ class Graph:
         self._insert: Callable[[Node], None] = self._root.prepend
         self._len = 0
         self._graph_namespace = Namespace()
-        self._owning_module = owning_module
+        self.owning_module = owning_module  # the GraphModule this graph belongs to, if any
         self._codegen = CodeGen()
-
-    @property
-    def owning_module(self) -> Any:
-        """The GraphModule this graph belongs to, if any."""
-        return self._owning_module
-
-    @owning_module.setter
-    def owning_module(self, module: Any) -> None:
-        self._owning_module = module
 
     @property
     def nodes(self) -> _NodeList:
@@ -198,10 +189,10 @@ class Graph:
 
     def output(self, result: Argument, type_expr: Any = None) -> Node:
         """Return ``result``; a graph has exactly one output node."""
-        for node in reversed(self.nodes):
-            if node.op == "output":
-                raise RuntimeError(
-                    f"graph already has an output node ({node.name}); erase it first")
+        existing = self.find_nodes(op="output")
+        if existing:
+            raise RuntimeError(
+                f"graph already has an output node ({existing[0].name}); erase it first")
         return self.create_node("output", "output", (result,), type_expr=type_expr)
 
     # --8<-- [start:erase_node]
