@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins as _builtins
 import enum
 import keyword
-import math
 import sys
 import types
 import typing
@@ -252,11 +251,7 @@ class CodeWriter:
         """How the code spells a node argument: a Node by its name, a literal by its
         repr, containers item by item, anything else as a global."""
         if type(arg) in _plain_literal_types:  # most arguments: repr is the source
-            if type(arg) is float and not math.isfinite(arg):
-                text = repr(arg)
-                bare = text.lstrip("-")
-                return text.replace(bare, self.spell_builtin(bare))
-            return repr(arg)
+            return self.spell_float(arg) if type(arg) is float else repr(arg)
         if isinstance(arg, Node):
             return arg.name
         if isinstance(arg, tuple) and hasattr(arg, "_fields"):
@@ -287,15 +282,19 @@ class CodeWriter:
                 text = self.spell_builtin(head) + text[len(head):]
             return text
         if isinstance(arg, float):
-            text = repr(arg)  # inf and nan are globals of the code
-            bare = text.lstrip("-")
-            return text if bare not in custom_builtins else text.replace(
-                bare, self.spell_builtin(bare))
+            return self.spell_float(arg)
         spelled = _package_repr(arg)
         if spelled is not None:  # tensor.float32: the package is a global
             return self.spell_package(spelled)
         # Anything else has no safe literal spelling: bind it as a global.
         return self.add_global(arg)
+
+    def spell_float(self, x: float) -> str:
+        """``1.5``, ``-inf``: inf and nan are globals of the code (custom builtins)."""
+        text = repr(x)
+        bare = text.lstrip("-")
+        return text if bare not in custom_builtins else text.replace(
+            bare, self.spell_builtin(bare))
 
     def format_args(self, args: tuple, kwargs: dict) -> str:
         """``x, 2, min = 0.0``: the inside of a call's parentheses."""
