@@ -122,15 +122,9 @@ class Graph:
                 if n.op == op and (target is None or n.target == target)]
 
     # --8<-- [start:create_node]
-    def create_node(
-        self,
-        op: str,
-        target: Target,
-        args: tuple[Argument, ...] | None = None,
-        kwargs: dict[str, Argument] | None = None,
-        name: str | None = None,
-        type_expr: Any = None,
-    ) -> Node:
+    def create_node(self, op: str, target: Target, args: tuple[Argument, ...] | None = None,
+                    kwargs: dict[str, Argument] | None = None, name: str | None = None,
+                    type_expr: Any = None) -> Node:
         """Create a node at the insertion point (by default, the end)."""
         if op not in OPCODES:
             raise ValueError(f"unknown op {op!r}; expected one of {OPCODES}")
@@ -347,9 +341,8 @@ class Graph:
         """The Python source of ``forward`` for this graph, and the globals it needs."""
         return self._codegen.gen_python_code(self, root_module, verbose=verbose)
 
-    def on_generate_code(
-        self, make_transformer: Callable[[Any], Any]
-    ) -> contextlib.AbstractContextManager:
+    def on_generate_code(self, make_transformer: Callable[[Any], Any],
+                         ) -> contextlib.AbstractContextManager:
         """Rewrite the generated lines (comments, instrumentation) without changing the graph.
 
         ``make_transformer(current)`` returns a function that takes the list of

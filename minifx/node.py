@@ -168,16 +168,8 @@ class Node:
     - ``output``: return ``args[0]``.
     """
 
-    def __init__(
-        self,
-        graph: Graph,
-        name: str,
-        op: str,
-        target: Target,
-        args: tuple[Argument, ...],
-        kwargs: dict[str, Argument],
-        return_type: Any = None,
-    ) -> None:
+    def __init__(self, graph: Graph, name: str, op: str, target: Target, args: tuple[Argument, ...],
+                 kwargs: dict[str, Argument], return_type: Any = None) -> None:
         if op not in OPCODES:
             raise ValueError(f"Node {name}: unknown op {op!r}; expected one of {OPCODES}")
         if op == "call_function" and not callable(target):
@@ -282,13 +274,9 @@ class Node:
         swap = lambda n: new_input if n is old_input else n  # noqa: E731
         self._update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
 
-    def replace_all_uses_with(
-        self,
-        replace_with: Node,
-        delete_user_cb: Callable[[Node], bool] | None = None,
-        *,
-        propagate_meta: bool = False,
-    ) -> list[Node]:
+    def replace_all_uses_with(self, replace_with: Node,
+                              delete_user_cb: Callable[[Node], bool] | None = None, *,
+                              propagate_meta: bool = False) -> list[Node]:
         """Make every user of this node read ``replace_with`` instead.
 
         ``delete_user_cb(user)`` may return False to keep a user unchanged.

@@ -95,15 +95,9 @@ class TracerBase:
     # Set to True to store the user's stack in each node's ``stack_trace``.
     record_stack_traces: bool = False
 
-    def create_node(
-        self,
-        kind: str,
-        target: Target,
-        args: tuple[Argument, ...],
-        kwargs: dict[str, Argument],
-        name: str | None = None,
-        type_expr: Any | None = None,
-    ) -> Node:
+    def create_node(self, kind: str, target: Target, args: tuple[Argument, ...],
+                    kwargs: dict[str, Argument], name: str | None = None,
+                    type_expr: Any | None = None) -> Node:
         """Append one Node to the graph; every recorded operation passes here."""
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
         if self.record_stack_traces and not node.stack_trace:
@@ -114,16 +108,9 @@ class TracerBase:
         """Wrap a new Node in a Proxy (override to return a Proxy subclass)."""
         return Proxy(node, self)
 
-    def create_proxy(
-        self,
-        kind: str,
-        target: Target,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        name: str | None = None,
-        type_expr: Any | None = None,
-        proxy_factory_fn: Callable[[Node], Proxy] | None = None,
-    ) -> Proxy:
+    def create_proxy(self, kind: str, target: Target, args: tuple[Any, ...], kwargs: dict[str, Any],
+                     name: str | None = None, type_expr: Any | None = None,
+                     proxy_factory_fn: Callable[[Node], Proxy] | None = None) -> Proxy:
         """Record an operation whose inputs may be Proxies, and return its result's Proxy."""
         args_ = self.create_arg(args)
         kwargs_ = self.create_arg(kwargs)
@@ -269,20 +256,12 @@ class Proxy:
         return self.tracer.create_proxy("call_function", operator.abs, (self,), {})
 
     @classmethod
-    def __tensor_function__(
-        cls, func: Callable[..., Any], types: tuple[type, ...], args: tuple = (),
-        kwargs: dict | None = None,
-    ) -> Proxy:
+    def __tensor_function__(cls, func: Callable[..., Any], types: tuple[type, ...],
+                            args: tuple = (), kwargs: dict | None = None) -> Proxy:
         """``tensor.sigmoid(proxy)`` lands here: record the call instead of running it."""
         return _record_call(func, args, kwargs or {})
 
-    @classmethod
-    def __torch_function__(
-        cls, func: Callable[..., Any], types: tuple[type, ...], args: tuple = (),
-        kwargs: dict | None = None,
-    ) -> Proxy:
-        """The same as ``__tensor_function__``, for torch functions (the torch adapter)."""
-        return _record_call(func, args, kwargs or {})
+    __torch_function__ = __tensor_function__  # the same, for torch functions
 # --8<-- [end:proxy_class]
 
 
