@@ -129,7 +129,9 @@ class CodeWriter:
         self._spelled_as: dict[int, str] = {}  # id(obj) -> spelling; obj is in globals
         self._package_names: dict[str, str] = {}
         self._builtin_names: dict[str, str] = {}
-        for name, obj in custom_builtins.items():  # bound under their own names
+        # Bound in every code under their own names: inf, nan, NoneType (and torch's device).
+        self.custom_builtins = custom_builtins
+        for name, obj in self.custom_builtins.items():
             if name not in self.taken:
                 self.globals[self.namespace.create_name(name, obj)] = obj
         self.getattr_name = self.spell_builtin("getattr")
@@ -278,7 +280,7 @@ class CodeWriter:
         if isinstance(arg, _literal_types) or isinstance(arg, tuple(repr_literal_types)):
             text = repr(arg)
             head = text.partition("(")[0]
-            if head in custom_builtins:  # device(type='cpu'): the class is a global
+            if head in self.custom_builtins:  # device(type='cpu'): the class is a global
                 text = self.spell_builtin(head) + text[len(head):]
             return text
         if isinstance(arg, float):
@@ -293,7 +295,7 @@ class CodeWriter:
         """``1.5``, ``-inf``: inf and nan are globals of the code (custom builtins)."""
         text = repr(x)
         bare = text.lstrip("-")
-        return text if bare not in custom_builtins else text.replace(
+        return text if bare not in self.custom_builtins else text.replace(
             bare, self.spell_builtin(bare))
 
     def format_args(self, args: tuple, kwargs: dict) -> str:
@@ -363,8 +365,8 @@ class CodeWriter:
         if name not in self.taken:
             return name
         if name not in self._builtin_names:
-            value = custom_builtins[name] if name in custom_builtins else getattr(
-                _builtins, name)
+            value = (self.custom_builtins[name] if name in self.custom_builtins
+                     else getattr(_builtins, name))
             self._builtin_names[name] = alias = self.namespace.create_name(name)
             self.globals[alias] = value
         return self._builtin_names[name]
