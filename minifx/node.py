@@ -27,6 +27,28 @@ Argument = Any
 
 OPCODES = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 
+_RAISE = object()
+
+
+def fetch_path(obj: Any, path: str, default: Any = _RAISE) -> Any:
+    """``obj.a.b`` for the dotted ``path`` ``"a.b"`` (what get_attr and call_module name).
+
+    A missing step returns ``default`` if one is given, else raises an
+    AttributeError that names the path so far and what lacks the attribute
+    (``layer.7: Sequential has no attribute '7'``).
+    """
+    atoms = path.split(".")
+    for i, atom in enumerate(atoms):
+        value = getattr(obj, atom, _RAISE)
+        if value is _RAISE:
+            if default is not _RAISE:
+                return default
+            raise AttributeError(f"{'.'.join(atoms[:i + 1])}: {type(obj).__name__} has no "
+                                 f"attribute {atom!r}")
+        obj = value
+    return obj
+
+
 # Functions whose call must survive dead-code elimination even when nobody
 # reads the result. Frameworks add theirs through `register_side_effect`.
 _side_effectful_functions: set[Any] = {builtins.print}
@@ -47,10 +69,7 @@ def register_side_effect(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _resolve(module_name: str, qualname: str) -> Any:
     """The object reached by ``module_name`` then the attribute path ``qualname``."""
-    obj: Any = sys.modules.get(module_name)
-    for part in qualname.split("."):
-        obj = getattr(obj, part, None)
-    return obj
+    return fetch_path(sys.modules.get(module_name), qualname, None)
 
 
 def qualified_name(func: Any) -> str:
@@ -144,16 +163,8 @@ class Node:
     - ``output``: return ``args[0]``.
     """
 
-    def __init__(
-        self,
-        graph: Graph,
-        name: str,
-        op: str,
-        target: Target,
-        args: tuple[Argument, ...],
-        kwargs: dict[str, Argument],
-        return_type: Any = None,
-    ) -> None:
+    def __init__(self, graph: Graph, name: str, op: str, target: Target, args: tuple[Argument, ...],
+                 kwargs: dict[str, Argument], return_type: Any = None) -> None:
         if op not in OPCODES:
             raise ValueError(f"Node {name}: unknown op {op!r}; expected one of {OPCODES}")
         if op == "call_function" and not callable(target):
@@ -199,7 +210,7 @@ class Node:
             return
         if x.graph is not self.graph:
             raise ValueError(f"node {x.name} belongs to another graph than {self.name}")
-        x._remove_from_list()
+        x._prev._next, x._next._prev = x._next, x._prev  # out of where it was
         p = self._prev
         p._next, x._prev = x, p
         x._next, self._prev = self, x
@@ -207,11 +218,6 @@ class Node:
     def append(self, x: Node) -> None:
         """Move (or insert) ``x`` just after this node."""
         self._next.prepend(x)
-
-    def _remove_from_list(self) -> None:
-        p, n = self._prev, self._next
-        p._next, n._prev = n, p
-        self._prev = self._next = self
 
     # -- inputs and users -------------------------------------------------
     @property
@@ -238,6 +244,8 @@ class Node:
         return list(self._input_nodes)
 
     def _update_args_kwargs(self, new_args: tuple[Argument, ...], new_kwargs: dict) -> None:
+        """Set args and kwargs and keep ``users`` in sync (``copy_arg``, at the end of
+        this file, is speed only: it copies and collects the inputs in one walk)."""
         for old in self._input_nodes:
             old.users.pop(self, None)
         self._input_nodes = {}
@@ -261,13 +269,9 @@ class Node:
         swap = lambda n: new_input if n is old_input else n  # noqa: E731
         self._update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
 
-    def replace_all_uses_with(
-        self,
-        replace_with: Node,
-        delete_user_cb: Callable[[Node], bool] | None = None,
-        *,
-        propagate_meta: bool = False,
-    ) -> list[Node]:
+    def replace_all_uses_with(self, replace_with: Node,
+                              delete_user_cb: Callable[[Node], bool] | None = None, *,
+                              propagate_meta: bool = False) -> list[Node]:
         """Make every user of this node read ``replace_with`` instead.
 
         ``delete_user_cb(user)`` may return False to keep a user unchanged.
@@ -333,6 +337,58 @@ class Node:
 # --8<-- [end:node_class]
 
 
+_CONTAINERS = (tuple, list, dict, slice)
+
+
+# --8<-- [start:last_uses]
+def last_uses(graph: Graph) -> dict[Node, list[Node]]:
+    """For each node, the inputs whose value is not needed after it runs.
+
+    Walking the graph backwards, the first user met of a value is its last
+    use in program order. The Interpreter frees values with it, and the
+    generated code ends such a line with ``;  x = None``.
+    """
+    seen: set[Node] = set()
+    freed_after: dict[Node, list[Node]] = {}
+    for node in reversed(graph.nodes):
+        for value in node._input_nodes:
+            if value not in seen:
+                seen.add(value)
+                freed_after.setdefault(node, []).append(value)
+    return freed_after
+# --8<-- [end:last_uses]
+
+
+# --8<-- [start:map_aggregate]
+def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
+    """Apply ``fn`` to every leaf of ``a``, keeping its structure.
+
+    Tuples (named tuples too), lists, dicts and slices are walked; everything
+    else, Nodes included, is a leaf.
+    """
+    if not isinstance(a, _CONTAINERS):  # a leaf, the common case: one test
+        return fn(a)
+    if isinstance(a, tuple):
+        items = [map_aggregate(x, fn) for x in a]
+        return type(a)(*items) if hasattr(a, "_fields") else tuple(items)
+    if isinstance(a, list):
+        return [map_aggregate(x, fn) for x in a]
+    if isinstance(a, dict):
+        return {k: map_aggregate(v, fn) for k, v in a.items()}
+    return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn),  # the last kind
+                 map_aggregate(a.step, fn))
+
+
+def map_arg(a: Argument, fn: Callable[[Node], Argument]) -> Argument:
+    """Apply ``fn`` to every Node inside ``a``; other leaves stay as they are."""
+    return map_aggregate(a, lambda x: fn(x) if isinstance(x, Node) else x)
+# --8<-- [end:map_aggregate]
+
+
+# -- Speed only (skip on a first read) -------------------------------------------
+# Every node creation copies its arguments: Node._update_args_kwargs and
+# Graph.__deepcopy__ (through _compat.copy_graph_fast) use this fused walk.
+
 # Exact types of the constants that a node's arguments hold as they are (no Node
 # inside): hot paths test `type(x) in PLAIN_CONSTANTS`, one lookup.
 PLAIN_CONSTANTS = frozenset({int, float, bool, str, complex, type(None)})
@@ -368,39 +424,8 @@ def copy_arg(a: Argument, found: dict[Node, None],
     return map_aggregate(a, lambda x: _note_node(x, found, node_map))
 
 
-def _note_node(a: Argument, found: dict[Node, None],
-               node_map: dict[Node, Node] | None = None) -> Argument:
+def _note_node(a: Argument, found: dict[Node, None], node_map: dict | None) -> Argument:
     if isinstance(a, Node):
-        if node_map is not None:
-            a = node_map[a]
+        a = a if node_map is None else node_map[a]
         found[a] = None
     return a
-
-
-_CONTAINERS = (tuple, list, dict, slice)
-
-
-# --8<-- [start:map_aggregate]
-def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
-    """Apply ``fn`` to every leaf of ``a``, keeping its structure.
-
-    Tuples (named tuples too), lists, dicts and slices are walked; everything
-    else, Nodes included, is a leaf.
-    """
-    if not isinstance(a, _CONTAINERS):  # a leaf, the common case: one test
-        return fn(a)
-    if isinstance(a, tuple):
-        items = [map_aggregate(x, fn) for x in a]
-        return type(a)(*items) if hasattr(a, "_fields") else tuple(items)
-    if isinstance(a, list):
-        return [map_aggregate(x, fn) for x in a]
-    if isinstance(a, dict):
-        return {k: map_aggregate(v, fn) for k, v in a.items()}
-    return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn),  # the last kind
-                 map_aggregate(a.step, fn))
-
-
-def map_arg(a: Argument, fn: Callable[[Node], Argument]) -> Argument:
-    """Apply ``fn`` to every Node inside ``a``; other leaves stay as they are."""
-    return map_aggregate(a, lambda x: fn(x) if isinstance(x, Node) else x)
-# --8<-- [end:map_aggregate]
