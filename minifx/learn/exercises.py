@@ -1,0 +1,271 @@
+"""The one table of exercises: which function of the code the learner writes.
+
+Each row names a function by its file and qualified name, never by a copy of
+its code: ``python -m minifx learn start`` cuts the stub from the reference
+file, ``solution`` prints the reference itself, and the honesty tests
+(tests/learn) prove that stubbing each function makes one of ``tests`` fail.
+
+``tests`` are pytest paths (a file, or ``file::test``) of the chapter's own
+tests; ``check`` reports an exercise as passed when all of them pass. Keep a
+row to one line of each field, so that moving a function means editing one
+row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Exercise:
+    chapter: str  # "ch03"
+    number: int  # K in "ch03.K", from 1 in chapter order
+    file: str  # path from the checkout root
+    qualname: str  # "Graph.lint", "map_aggregate"
+    title: str
+    hint: str
+    tests: tuple[str, ...]
+
+    @property
+    def id(self) -> str:
+        return f"{self.chapter}.{self.number}"
+
+
+def _rows(chapter: str, *rows: tuple) -> list[Exercise]:
+    return [Exercise(chapter, k, *row) for k, row in enumerate(rows, start=1)]
+
+
+EXERCISES: list[Exercise] = [
+    *_rows(
+        "ch00",
+        ("tensor/overrides.py", "_ordered_types", "order handler types, subclasses first",
+         "Walk the arguments once; insert a type before the first earlier type it subclasses.",
+         ("tests/ch00/test_dispatch.py",)),
+        ("tensor/overrides.py", "_collect", "find the arguments that take over a call",
+         "Look each type up in _KIND (or ask _kind_of); recurse into containers and dict "
+         "values; a Tensor subclass counts only while subclass dispatch is on.",
+         ("tests/ch00/test_dispatch.py",)),
+        ("tensor/overrides.py", "handle_tensor_function", "ask each handler in turn",
+         "types = _ordered_types(relevant); call t.__tensor_function__(public_func, "
+         "tuple(types), args, kwargs) until one does not return NotImplemented.",
+         ("tests/ch00/test_dispatch.py",)),
+        ("tensor/backend/_kernels/strides.py", "coalesce", "merge dims walked as one",
+         "Skip size-1 dims; dim d joins the previous one when, for every operand, "
+         "previous stride == stride[d] * shape[d].",
+         ("tests/ch00/test_kernels.py", "tests/ch00/test_tensor_views.py")),
+        ("tensor/backend/numpy_backend.py", "softmax", "a numerically stable softmax",
+         "Subtract the max along dim (keepdims=True) before exp; divide by the sum.",
+         ("tests/ch00/test_tensor_backend.py", "tests/ch00/test_op_db.py")),
+    ),
+    *_rows(
+        "ch01",
+        ("minifx/node.py", "Node.format_node", "one node's line of str(graph)",
+         "placeholder, get_attr and output have their own forms; the rest print "
+         "op[target=...](args = ..., kwargs = ...). _format_arg and pretty_target help.",
+         ("tests/ch01/test_ch01_first_example.py",)),
+        ("minifx/graph.py", "Graph.__str__", "print a graph",
+         "A first line graph(): then one indented line per node.",
+         ("tests/ch01/test_ch01_first_example.py",)),
+        ("minifx/node.py", "pretty_target", "how a target prints in a node's line",
+         "Strings print as they are; functions by qualified_name; builtins by their name.",
+         ("tests/ch01/test_ch01_first_example.py",)),
+    ),
+    *_rows(
+        "ch02",
+        ("minifx/proxy.py", "TracerBase.create_arg", "turn a traced value into a node argument",
+         "Proxies become their nodes; containers are rebuilt item by item; plain constants "
+         "stay; anything else is an error that names its type.",
+         ("tests/ch02/test_ch02_tracer.py", "tests/ch02/test_ch02_proxy.py")),
+        ("minifx/proxy.py", "_record_call", "record one call as a node",
+         "Find the tracer among the arguments; a Tensor method becomes call_method, "
+         "anything else call_function.",
+         ("tests/ch02/test_ch02_proxy.py", "tests/ch02/test_ch02_tracer.py")),
+        ("minifx/tracer.py", "Tracer.create_args_for_root", "one placeholder per parameter",
+         "Read the signature of forward (skip self); *args and **kwargs get placeholders "
+         "named like torch.fx's; concrete_args specialise a parameter instead.",
+         ("tests/ch02/test_ch02_tracer.py",)),
+        ("minifx/tracer.py", "Tracer.path_of_module", "find where a submodule lives",
+         "Search root.named_modules() for the very object (is, not ==); name what is missing.",
+         ("tests/ch02/test_ch02_tracer.py",)),
+        ("minifx/tracer.py", "Tracer.call_module", "leaf modules become call_module",
+         "A leaf gets one call_module node named by path_of_module; any other module is "
+         "traced through by calling forward.",
+         ("tests/ch02/test_ch02_tracer.py",)),
+    ),
+    *_rows(
+        "ch03",
+        ("minifx/node.py", "map_aggregate", "apply a function to every leaf of an argument",
+         "Rebuild tuples (named tuples too), lists, dicts and slices; everything else, "
+         "Nodes included, is a leaf.",
+         ("tests/ch03/test_node.py",)),
+        ("minifx/node.py", "Node.replace_input_with", "read a new input instead of an old one",
+         "map_arg over args and kwargs, then _update_args_kwargs keeps users in sync.",
+         ("tests/ch03/test_node.py", "tests/ch03/test_graph_edit.py")),
+        ("minifx/node.py", "Node.replace_all_uses_with", "redirect every user",
+         "Iterate over a copy of users (it changes under you); skip replace_with itself "
+         "and users delete_user_cb refuses; return the changed users.",
+         ("tests/ch03/test_node.py", "tests/ch03/test_graph_edit.py")),
+        ("minifx/graph.py", "Graph.erase_node", "unlink a node nobody reads",
+         "Refuse a node of another graph, an erased one, one with users; unlink it from "
+         "its neighbours but keep its own links; drop its inputs.",
+         ("tests/ch03/test_graph_edit.py", "tests/ch03/test_lint.py")),
+        ("minifx/graph.py", "Graph.eliminate_dead_code", "erase unread, pure nodes",
+         "Walk backwards, so a dead chain goes in one pass; keep impure nodes.",
+         ("tests/ch03/test_graph_edit.py", "tests/ch03/test_node.py")),
+        ("minifx/graph.py", "Graph.lint", "check a graph is well formed",
+         "One pass in order: a node may only read nodes already seen; users must agree "
+         "with inputs; exactly one output node, and it is last.",
+         ("tests/ch03/test_lint.py",)),
+    ),
+    *_rows(
+        "ch04",
+        ("minifx/interpreter.py", "_last_uses", "where each value is read for the last time",
+         "Walk the nodes backwards; the first time you meet an input, that user is its "
+         "last use.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.run_node", "run one node",
+         "Fetch args and kwargs from the environment, then call the method named by n.op.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.fetch_attr", "follow a dotted attribute path",
+         "Split on '.', getattr one atom at a time, and name the missing part.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/passes/shape_prop.py", "ShapeProp.run_node", "record each value's shape",
+         "Run the node as the Interpreter does, then store extract_tensor_metadata of "
+         "every tensor in the result as node.meta['tensor_meta'].",
+         ("tests/ch04/test_shape_prop.py",)),
+    ),
+    *_rows(
+        "ch05",
+        ("minifx/transformer.py", "Transformer.placeholder", "a placeholder in the new graph",
+         "Create a placeholder proxy with the same name (and default, if any).",
+         ("tests/ch05/test_transformer.py",)),
+        ("minifx/transformer.py", "Transformer.call_function", "re-record a function call",
+         "Proxies in, proxy out: create_proxy('call_function', target, args, kwargs).",
+         ("tests/ch05/test_transformer.py",)),
+        ("minifx/transformer.py", "Transformer.transform", "run the graph into a new one",
+         "Run the interpreter on proxies, turn the result into an argument with "
+         "create_arg and wrap the new graph in a GraphModule.",
+         ("tests/ch05/test_transformer.py",)),
+    ),
+    *_rows(
+        "ch06",
+        ("minifx/codegen.py", "CodeGen._emit", "one node's line of generated code",
+         "One branch per opcode; operators print as operators, getattr with a plain "
+         "name as an attribute; modules and attributes through format_target.",
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
+        ("minifx/codegen.py", "format_target", "spell self.layer1.0.conv as Python",
+         "Plain identifiers join with dots; other atoms go through getattr(base, 'atom').",
+         ("tests/ch06/test_codegen.py",)),
+        ("minifx/namespace.py", "Namespace.create_name", "a unique, legal variable name",
+         "Clean the candidate into an identifier, avoid keywords and builtins, and add "
+         "_1, _2 ... until it is free.",
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_hostile_names.py")),
+        ("minifx/graph_module.py", "GraphModule.recompile", "regenerate forward",
+         "Ask the graph for python_code, keep its source as self.code, and install a "
+         "forward built from it on the class.",
+         ("tests/ch06/test_graph_module.py",)),
+    ),
+    *_rows(
+        "ch07",
+        ("tensor/nn/utils/fusion.py", "fuse_conv_bn_weights", "fold BatchNorm into conv weights",
+         "scale = bn_w / sqrt(var + eps), one per output channel; W' = W * scale over "
+         "dim 0; b' = (b - mean) * scale + bn_b.",
+         ("tests/ch07/test_fuse.py",)),
+        ("minifx/experimental/optimization.py", "matches_module_pattern",
+         "does a node end a Conv -> BN chain",
+         "Walk the pattern backwards from node through args[0]; each step must be a "
+         "call_module of the right type whose output has one user.",
+         ("tests/ch07/test_fuse.py",)),
+        ("minifx/experimental/optimization.py", "replace_node_module",
+         "swap the module behind a node",
+         "Split the target into parent path and name; setattr on the parent module; "
+         "keep the modules dict in step.",
+         ("tests/ch07/test_fuse.py",)),
+        ("minifx/subgraph_rewriter.py", "_SubgraphMatcher._match_node",
+         "match one pattern node against the graph",
+         "Same kind of node, consistent with what is already mapped, and args that match "
+         "recursively; placeholders match anything.",
+         ("tests/ch07/test_subgraph_rewriter.py",)),
+    ),
+    *_rows(
+        "ch08",
+        ("minifx/compiler/compiled.py", "describe", "the cache key of one input",
+         "Tensors by (shape, dtype), containers item by item, other values by value.",
+         ("tests/ch08/test_compile.py",)),
+        ("minifx/compiler/fusion.py", "find_groups", "group neighbouring elementwise nodes",
+         "Walk in order; a fusible node joins the group of an input when that input has "
+         "no other user outside the group.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/kernel.py", "kernel_source", "write a fused kernel's source",
+         "One loop over the flat output; each member becomes one scalar expression "
+         "reading the previous ones.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/elementwise.py", "as_pointwise", "is this node elementwise",
+         "Canonicalise the target name, bind its arguments by name, and accept only "
+         "tensors and numbers.",
+         ("tests/ch08/test_fusion.py",)),
+    ),
+    *_rows(
+        "ch09",
+        ("minifx/frameworks/torch_framework.py", "torch_qualified_name",
+         "spell a torch function as torch.fx does",
+         "torch functions print as torch.xxx; torch.Tensor methods and ops have "
+         "their own forms.",
+         ("tests/ch09/test_parity.py",)),
+        ("minifx/frameworks/torch_framework.py", "TorchFramework.method_name",
+         "which torch callables are Tensor methods",
+         "A function whose name is an attribute of torch.Tensor holding that very "
+         "function is a call_method.",
+         ("tests/ch09/test_parity.py",)),
+        ("minifx/compare.py", "diff_rows", "line up two codes side by side",
+         "difflib's opcodes: equal rows pair up, replaced rows pair line by line.",
+         ("tests/ch09/test_compare_cli.py::test_side_by_side_marks_the_differences",)),
+    ),
+    *_rows(
+        "ch10",
+        ("minifx/quantization/observer.py", "qparams_from_range", "scale and zero point",
+         "Widen [lo, hi] to include 0; scale = (hi - lo) / (qmax - qmin); the zero point "
+         "maps 0 to an integer, clamped into the range; symmetric centres it.",
+         ("tests/ch10/test_observers.py",)),
+        ("minifx/quantization/observer.py", "MinMaxObserver.observe", "track the range",
+         "Keep the running min and max over every batch seen.",
+         ("tests/ch10/test_observers.py",)),
+        ("minifx/quantization/qconfig.py", "QConfigMapping.qconfig_for",
+         "which qconfig a module gets",
+         "Module name first, then object type, then the global one.",
+         ("tests/ch10/test_observers.py",)),
+    ),
+    *_rows(
+        "ch11",
+        ("minifx/convert/table.py", "ConversionTable.nearby", "suggest near names",
+         "difflib.get_close_matches over offers().",
+         ("tests/ch11/test_table.py", "tests/ch11/test_errors.py")),
+        ("minifx/convert/twins.py", "copy_state", "copy weights and buffers into the twin",
+         "For each named parameter and buffer, convert the value and set it on the twin.",
+         ("tests/ch11/test_round_trip.py",)),
+        ("minifx/convert/graph_pass.py", "GraphConverter.call_function",
+         "map a torch function to tensor's",
+         "Look the target up in the table; record a problem with a hint when it is "
+         "missing.",
+         ("tests/ch11/test_round_trip.py",)),
+    ),
+]
+
+CHAPTERS: tuple[str, ...] = tuple(dict.fromkeys(e.chapter for e in EXERCISES))
+
+
+def chapter_exercises(chapter: str) -> list[Exercise]:
+    """The exercises of one chapter, in order."""
+    return [e for e in EXERCISES if e.chapter == chapter]
+
+
+def find_exercise(exercise_id: str) -> Exercise:
+    """The exercise named ``chNN.K``; a LookupError names the problem."""
+    for e in EXERCISES:
+        if e.id == exercise_id:
+            return e
+    chapter = exercise_id.split(".")[0]
+    if chapter not in CHAPTERS:
+        raise LookupError(f"unknown exercise {exercise_id!r}: chapters are {', '.join(CHAPTERS)}")
+    ids = ", ".join(e.id for e in chapter_exercises(chapter))
+    raise LookupError(f"unknown exercise {exercise_id!r}: {chapter} has {ids}")
