@@ -51,7 +51,8 @@ EXERCISES: list[Exercise] = [
          ("tests/ch00/test_dispatch.py",)),
         ("tensor/backend/_kernels/strides.py", "coalesce", "merge dims walked as one",
          "Skip size-1 dims; dim d joins the previous one when, for every operand, "
-         "previous stride == stride[d] * shape[d].",
+         "previous stride == stride[d] * shape[d]. Return int64 arrays; no dims left "
+         "gives shape [1] with stride 0.",
          ("tests/ch00/test_kernels.py", "tests/ch00/test_tensor_views.py")),
         ("tensor/backend/numpy_backend.py", "softmax", "a numerically stable softmax",
          "Subtract the max along dim (keepdims=True) before exp; divide by the sum.",
@@ -67,29 +68,33 @@ EXERCISES: list[Exercise] = [
          "A first line graph(): then one indented line per node.",
          ("tests/ch01/test_ch01_first_example.py",)),
         ("minifx/node.py", "pretty_target", "how a target prints in a node's line",
-         "Strings print as they are; functions by qualified_name; builtins by their name.",
+         "Strings as they are; builtins as builtins.name, _operator functions as "
+         "operator.name; the rest by qualified_name (repr when it has no name).",
          ("tests/ch01/test_ch01_first_example.py",)),
     ),
     *_rows(
         "ch02",
         ("minifx/proxy.py", "TracerBase.create_arg", "turn a traced value into a node argument",
-         "Proxies become their nodes; containers are rebuilt item by item; plain constants "
-         "stay; anything else is an error that names its type.",
+         "Proxies become their nodes; tuples, named tuples, lists, dicts, slices and ranges "
+         "are rebuilt item by item; a traced dict key is a TraceError; constants and "
+         "framework tensors stay; anything else is a NotImplementedError naming its type.",
          ("tests/ch02/test_ch02_tracer.py", "tests/ch02/test_ch02_proxy.py")),
         ("minifx/proxy.py", "_record_call", "record one call as a node",
-         "Find the tracer among the arguments; a Tensor method becomes call_method, "
-         "anything else call_function.",
+         "_find_tracer(args, kwargs); ask each loaded framework's method_name(func): a "
+         "name gives call_method, else call_function, through tracer.create_proxy.",
          ("tests/ch02/test_ch02_proxy.py", "tests/ch02/test_ch02_tracer.py")),
         ("minifx/tracer.py", "Tracer.create_args_for_root", "one placeholder per parameter",
-         "Read the signature of forward (skip self); *args and **kwargs get placeholders "
-         "named like torch.fx's; concrete_args specialise a parameter instead.",
+         "Names come from inspect.unwrap(root_fn).__code__.co_varnames (skip self for a "
+         "module, whose first argument is self.root); self._placeholder makes each one; "
+         "*args and **kwargs become '*name' and '**name', then _flatten_signature.",
          ("tests/ch02/test_ch02_tracer.py",)),
         ("minifx/tracer.py", "Tracer.path_of_module", "find where a submodule lives",
-         "Search root.named_modules() for the very object (is, not ==); name what is missing.",
+         "Use submodule_paths when it is set; else search root.named_modules() for the very "
+         "object (is, not ==); a NameError says what is missing.",
          ("tests/ch02/test_ch02_tracer.py",)),
         ("minifx/tracer.py", "Tracer.call_module", "leaf modules become call_module",
          "A leaf gets one call_module node named by path_of_module; any other module is "
-         "traced through by calling forward.",
+         "checked (framework.check_traced_through) and traced through by calling forward.",
          ("tests/ch02/test_ch02_tracer.py",)),
     ),
     *_rows(
@@ -130,21 +135,24 @@ EXERCISES: list[Exercise] = [
          "Split on '.', getattr one atom at a time, and name the missing part.",
          ("tests/ch04/test_interpreter.py",)),
         ("minifx/passes/shape_prop.py", "ShapeProp.run_node", "record each value's shape",
-         "Run the node as the Interpreter does, then store extract_tensor_metadata of "
-         "every tensor in the result as node.meta['tensor_meta'].",
+         "super().run_node(n), then map_aggregate the result turning each tensor into "
+         "extract_tensor_metadata(t): that is meta['tensor_meta'] when a tensor was found; "
+         "meta['type'] is the result's type. Wrap a failure in a RuntimeError naming n.",
          ("tests/ch04/test_shape_prop.py",)),
     ),
     *_rows(
         "ch05",
         ("minifx/transformer.py", "Transformer.placeholder", "a placeholder in the new graph",
-         "Create a placeholder proxy with the same name (and default, if any).",
+         "self.new_graph.placeholder(target, default_value=args[0] if args else "
+         "inspect.Signature.empty), wrapped in a Proxy of self.tracer.",
          ("tests/ch05/test_transformer.py",)),
         ("minifx/transformer.py", "Transformer.call_function", "re-record a function call",
          "Proxies in, proxy out: create_proxy('call_function', target, args, kwargs).",
          ("tests/ch05/test_transformer.py",)),
         ("minifx/transformer.py", "Transformer.transform", "run the graph into a new one",
-         "Run the interpreter on proxies, turn the result into an argument with "
-         "create_arg and wrap the new graph in a GraphModule.",
+         "super().run(enable_io_processing=False) returns proxies: output their nodes "
+         "(map_aggregate) in new_graph, copy the old output's meta, and wrap new_graph "
+         "in a GraphModule of self.module.",
          ("tests/ch05/test_transformer.py",)),
     ),
     *_rows(
@@ -157,12 +165,13 @@ EXERCISES: list[Exercise] = [
          "Plain identifiers join with dots; other atoms go through getattr(base, 'atom').",
          ("tests/ch06/test_codegen.py",)),
         ("minifx/namespace.py", "Namespace.create_name", "a unique, legal variable name",
-         "Clean the candidate into an identifier, avoid keywords and builtins, and add "
-         "_1, _2 ... until it is free.",
+         "An obj that has a name keeps it; _split_name gives base and number; illegal "
+         "characters become _, a leading digit gets one; count up per base (_1, _2 ...) "
+         "past used and illegal names; remember the name.",
          ("tests/ch06/test_codegen.py", "tests/ch06/test_hostile_names.py")),
         ("minifx/graph_module.py", "GraphModule.recompile", "regenerate forward",
-         "Ask the graph for python_code, keep its source as self.code, and install a "
-         "forward built from it on the class.",
+         "self._graph.python_code(root_module='self'); keep .src in self._code; install "
+         "_forward_from_src(...) as type(self).forward; return the PythonCode.",
          ("tests/ch06/test_graph_module.py",)),
     ),
     *_rows(
@@ -173,13 +182,13 @@ EXERCISES: list[Exercise] = [
          ("tests/ch07/test_fuse.py",)),
         ("minifx/experimental/optimization.py", "matches_module_pattern",
          "does a node end a Conv -> BN chain",
-         "Walk the pattern backwards from node through args[0]; each step must be a "
-         "call_module of the right type whose output has one user.",
+         "Pair the two types with (node.args[0], node): each must be a call_module Node "
+         "whose target is in modules and whose module's type is exactly the one expected.",
          ("tests/ch07/test_fuse.py",)),
         ("minifx/experimental/optimization.py", "replace_node_module",
          "swap the module behind a node",
-         "Split the target into parent path and name; setattr on the parent module; "
-         "keep the modules dict in step.",
+         "_parent_name('a.b.c') is ('a.b', 'c'); set modules[target] and setattr the "
+         "parent module; refuse a target that is not a string.",
          ("tests/ch07/test_fuse.py",)),
         ("minifx/subgraph_rewriter.py", "_SubgraphMatcher._match_node",
          "match one pattern node against the graph",
@@ -190,63 +199,73 @@ EXERCISES: list[Exercise] = [
     *_rows(
         "ch08",
         ("minifx/compiler/compiled.py", "describe", "the cache key of one input",
-         "Tensors by (shape, dtype), containers item by item, other values by value.",
+         "Tensors by TensorSpec(shape, dtype); lists, tuples and dicts item by item, "
+         "tagged with their type; other values by (type name, value), or repr if unhashable.",
          ("tests/ch08/test_compile.py",)),
         ("minifx/compiler/fusion.py", "find_groups", "group neighbouring elementwise nodes",
-         "Walk in order; a fusible node joins the group of an input when that input has "
-         "no other user outside the group.",
+         "Start from each unclaimed fusible node, last first; an input joins the group "
+         "once all of its users are in it; each group and the list are in graph order.",
          ("tests/ch08/test_fusion.py",)),
         ("minifx/compiler/kernel.py", "kernel_source", "write a fused kernel's source",
-         "One loop over the flat output; each member becomes one scalar expression "
-         "reading the previous ones.",
+         "Names come from a Namespace; the outside nodes the members read are the array "
+         "parameters (read as name[i]); each member is one scalar line in its compute "
+         "dtype, reading the lines before it; the last one is stored into out[i].",
          ("tests/ch08/test_fusion.py",)),
         ("minifx/compiler/elementwise.py", "as_pointwise", "is this node elementwise",
-         "Canonicalise the target name, bind its arguments by name, and accept only "
-         "tensors and numbers.",
+         "_canonical_name(node), then _bind its args to _PARAMETERS[op] (x.where(c, y) "
+         "is reordered); clamp needs number bounds; operands are Nodes or numbers, at "
+         "least one a Node.",
          ("tests/ch08/test_fusion.py",)),
     ),
     *_rows(
         "ch09",
         ("minifx/frameworks/torch_framework.py", "torch_qualified_name",
          "spell a torch function as torch.fx does",
-         "torch functions print as torch.xxx; torch.Tensor methods and ops have "
-         "their own forms.",
+         "__module__ + __name__ (never __qualname__); Tensor descriptors are "
+         "torch.Tensor.name; a builtin without a module is looked up in torch and "
+         "torch.nn.functional; torch._ops prints as torch.ops; not torch's gives None.",
          ("tests/ch09/test_parity.py",)),
         ("minifx/frameworks/torch_framework.py", "TorchFramework.method_name",
          "which torch callables are Tensor methods",
-         "A function whose name is an attribute of torch.Tensor holding that very "
-         "function is a call_method.",
+         "A member of _TENSOR_METHODS, or a property getter (its __name__ is '__get__'), "
+         "gives func.__name__; anything else None.",
          ("tests/ch09/test_parity.py",)),
         ("minifx/compare.py", "diff_rows", "line up two codes side by side",
-         "difflib's opcodes: equal rows pair up, replaced rows pair line by line.",
+         "Drop blank lines; match the _canonical forms with difflib.SequenceMatcher; "
+         "equal runs give ' ' (or '~') rows, other runs pair up as '|', then '<' or '>'.",
          ("tests/ch09/test_compare_cli.py::test_side_by_side_marks_the_differences",)),
     ),
     *_rows(
         "ch10",
         ("minifx/quantization/observer.py", "qparams_from_range", "scale and zero point",
-         "Widen [lo, hi] to include 0; scale = (hi - lo) / (qmax - qmin); the zero point "
-         "maps 0 to an integer, clamped into the range; symmetric centres it.",
+         "Widen [min, max] to include 0 (float32). Affine: scale = (max - min) / (qmax - "
+         "qmin), at least eps; zero point qmin - round(min / scale), clipped. Symmetric: "
+         "scale = max(-min, max) / ((qmax - qmin) / 2); zero point 0 or the middle.",
          ("tests/ch10/test_observers.py",)),
         ("minifx/quantization/observer.py", "MinMaxObserver.observe", "track the range",
          "Keep the running min and max over every batch seen.",
          ("tests/ch10/test_observers.py",)),
         ("minifx/quantization/qconfig.py", "QConfigMapping.qconfig_for",
          "which qconfig a module gets",
-         "Module name first, then object type, then the global one.",
+         "The module name, then each parent (drop the last dotted part, down to ''), "
+         "then object_type, then global_qconfig.",
          ("tests/ch10/test_observers.py",)),
     ),
     *_rows(
         "ch11",
         ("minifx/convert/table.py", "ConversionTable.nearby", "suggest near names",
-         "difflib.get_close_matches over offers().",
+         "Group offers() by their last dotted part; difflib.get_close_matches(name, parts, "
+         "n=limit, cutoff=0.7); return the full names, at most limit.",
          ("tests/ch11/test_table.py", "tests/ch11/test_errors.py")),
         ("minifx/convert/twins.py", "copy_state", "copy weights and buffers into the twin",
-         "For each named parameter and buffer, convert the value and set it on the twin.",
+         "The module's own (recurse=False) parameters and buffers must match the twin's "
+         "by name and shape (TwinError otherwise); setattr each converted value.",
          ("tests/ch11/test_round_trip.py",)),
         ("minifx/convert/graph_pass.py", "GraphConverter.call_function",
          "map a torch function to tensor's",
-         "Look the target up in the table; record a problem with a hint when it is "
-         "missing.",
+         "table.functions first; getattr on a Node needs an attribute tensor has; "
+         "operators go through check_operator; Python's own functions pass; anything "
+         "else is a problem with a hint (and the target stays).",
          ("tests/ch11/test_round_trip.py",)),
     ),
 ]
