@@ -1,6 +1,7 @@
 """Python code generation: turn a Graph back into the source of ``forward``.
 
-Each node becomes one line, ``name = <expression>``. Everything the lines
+Each node becomes one line, ``name = <expression>``, written by the method of
+``CodeWriter`` named after its opcode (``emit_call_function`` ...). Everything the lines
 refer to that is not a local variable (functions, classes, constants that
 have no literal spelling) becomes a *global* of the generated code, under a
 name handed out by the same Namespace that keeps node names unique.
@@ -12,7 +13,6 @@ import builtins as _builtins
 import enum
 import keyword
 import math
-import re
 import sys
 import types
 import typing
@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import node as node_mod
+from ._compat import stack_comment
 from .magic_methods import inplace_format, operator_format
 from .namespace import Namespace, custom_builtins, snake_case
-from .node import Argument, Node, qualified_name
+from .node import OPCODES, Argument, Node, last_uses, qualified_name, type_repr
 from .wrapping import wrap
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def format_target(base: str, target: str, getattr_name: str = "getattr") -> str:
     literal, never code. ``getattr_name`` is how the code spells ``getattr``
     (another name when a placeholder is called ``getattr``).
     """
-    if target.isidentifier() and not keyword.iskeyword(target):
+    if is_plain_identifier(target):
         return f"{base}.{target}"  # the usual case, one plain name
     result = base
     for elem in target.split("."):
@@ -73,20 +74,6 @@ _plain_literal_types = frozenset({*_literal_types, float})
 # Types whose repr() is valid source because a custom builtin names their class
 # (the torch adapter adds torch.device, which prints as ``device(type='cpu')``).
 repr_literal_types: list[type] = []
-_stack_re = re.compile(r'^File "(.+)", line (\d+), in (.+)$')
-
-
-def stack_summary(stack_trace: str | None) -> str | None:
-    """``File: <file>:<line> in <fn>, code: <code>`` from the innermost frame."""
-    if not stack_trace:
-        return None
-    lines = stack_trace.strip().split("\n")
-    for i in range(len(lines) - 2, -1, -1):
-        match = _stack_re.match(lines[i].strip())
-        if match:
-            file, lineno, name = match.groups()
-            return f"File: {file}:{lineno} in {name}, code: {lines[i + 1].strip()}"
-    return None
 
 
 class CodeGen:
@@ -109,264 +96,294 @@ class CodeGen:
         """The ``return`` line."""
         return f"return {repr_fn(output_args)}"
 
-    # --8<-- [start:gen_python_code]
     def gen_python_code(self, graph: Graph, root_module: str, *,
                         verbose: bool = False) -> PythonCode:
         """Source and globals for ``graph``; ``root_module`` names the module (``self``)."""
-        namespace = Namespace()
-        # Globals must take neither a node's name nor a placeholder's parameter name:
-        # either would shadow them (a placeholder called `torch` hides the module).
-        node_names: set[str] = set()
-        params: set[str] = set()
-        for n in graph.nodes:
-            if n.name in node_names or not is_plain_identifier(n.name):
-                raise ValueError(
-                    f"node {n.name!r} ({n.op}): a node's name must be a unique Python "
-                    "identifier; let the graph name nodes (create_node's name= is made safe)")
-            node_names.add(n.name)
-            if n.op == "placeholder" and isinstance(n.target, str):
-                params.add(n.target.lstrip("*"))
-        taken = node_names | params
-        namespace.mark_used(taken)
-        root = root_module if root_module not in taken else namespace.create_name(root_module)
-        free_vars: list[str] = [root]
-        body: list[str] = []
-        placeholder_lines: list[str] = []
-        globals_: dict[str, Any] = {}
-        wrapped: dict[str, None] = {}
-        return_annotation = ""
+        return CodeWriter(self, graph, root_module).write(verbose)
 
-        spelled_as: dict[int, str] = {}  # id(obj) -> spelling; objects are in globals_
 
-        def add_global(obj: Any, name_hint: str | None = None) -> str:
-            """Bind ``obj`` as a global of the code; return how the code spells it."""
-            if id(obj) in spelled_as:  # asked once per node: answer before naming it
-                return spelled_as[id(obj)]
-            hint = _global_hint(obj) if name_hint is None else name_hint
-            spelled_as[id(obj)] = spelling = _spell_global(hint, obj)
-            return spelling
+# --8<-- [start:writer]
+class CodeWriter:
+    """Writes ``forward`` for one graph: one ``emit_<op>`` method per opcode.
 
-        package_names: dict[str, str] = {}
+    ``write`` walks the nodes in order. Each ``emit_`` method appends the
+    text of one node's line to ``body``; ``emit_frees`` ends the line. What
+    the lines share lives here: the names handed out (``namespace``), the
+    globals bound so far, the parameters of ``forward`` (``free_vars``).
+    """
 
-        def spell_package(path: str) -> str:
-            """Bind the package of ``tensor.sigmoid`` as a global; under another name
-            (``tensor_1.sigmoid``) when a node or a placeholder is called ``tensor``."""
-            package, _, rest = path.partition(".")
-            if package not in package_names:
-                name = package if package not in taken else namespace.create_name(package)
-                package_names[package] = name
-                globals_[name] = sys.modules[package]
-            return f"{package_names[package]}.{rest}"
-
-        builtin_names: dict[str, str] = {}
-
-        def spell_builtin(name: str) -> str:
-            """How the code spells a builtin it writes out (``getattr``, ``slice``,
-            ``Ellipsis``): its own name, or a bound alias when a parameter shadows it."""
-            if name not in taken:
-                return name
-            if name not in builtin_names:
-                value = custom_builtins[name] if name in custom_builtins else getattr(
-                    _builtins, name)
-                builtin_names[name] = alias = namespace.create_name(name)
-                globals_[alias] = value
-            return builtin_names[name]
-
-        def _spell_global(name_hint: str, obj: Any) -> str:
-            path = _package_path(obj)
-            if path is not None:  # tensor.sigmoid: bind the package, print the path
-                return spell_package(path)
-            name = namespace.create_name(name_hint, obj)
-            if name in globals_ and globals_[name] is not obj:
-                raise RuntimeError(f"global {name} is already bound to another object")
-            globals_[name] = obj
-            return name
-
+    def __init__(self, codegen: CodeGen, graph: Graph, root_module: str) -> None:
+        self.codegen, self.graph = codegen, graph
+        self.namespace = Namespace()
+        # Globals must take neither a node's name nor a placeholder's parameter
+        # name: either would shadow them (a placeholder `tensor` hides the package).
+        self.taken = _names_in_use(graph)
+        self.namespace.mark_used(self.taken)
+        self.root = (root_module if root_module not in self.taken
+                     else self.namespace.create_name(root_module))
+        self.free_vars: list[str] = [self.root]
+        self.body: list[str] = []
+        self.placeholder_lines: list[str] = []  # `x_1 = x`: a node named apart from its parameter
+        self.globals: dict[str, Any] = {}
+        self.wrapped: dict[str, None] = {}  # functions `wrap`ped again above forward
+        self.return_annotation = ""
+        self._spelled_as: dict[int, str] = {}  # id(obj) -> spelling; obj is in globals
+        self._package_names: dict[str, str] = {}
+        self._builtin_names: dict[str, str] = {}
         for name, obj in custom_builtins.items():  # bound under their own names
-            if name not in taken:
-                globals_[namespace.create_name(name, obj)] = obj
+            if name not in self.taken:
+                self.globals[self.namespace.create_name(name, obj)] = obj
+        self.getattr_name = self.spell_builtin("getattr")
+        self.last_uses = last_uses(graph)
 
-        def type_repr(t: Any) -> str | None:
-            """An annotation as torch.fx spells it: classes, generics and even
-            strings (``from __future__ import annotations``) become globals;
-            the string ``'float'`` is bound under the name ``_float_``."""
-            if isinstance(t, type) and not hasattr(t, "__origin__"):
-                if t.__module__ == "builtins":
-                    return t.__qualname__
-                return add_global(t)
-            if t == ():
-                return "()"
-            if isinstance(t, types.UnionType):
-                return "|".join(str(type_repr(a)) for a in typing.get_args(t))
-            origin = getattr(t, "__origin__", None)
-            if origin is not None:
-                if isinstance(t, typing._GenericAlias):  # typing.List[int], not list[int]
-                    origin = _typing_origins.get(origin, origin)
-                name = add_global(origin, node_mod.type_repr(origin))
-                params = typing.get_args(t)
-                return f"{name}[{','.join(str(type_repr(a)) for a in params)}]" if params else name
-            return add_global(t, node_mod.type_repr(t))
+    def write(self, verbose: bool = False) -> PythonCode:
+        """The source of ``forward`` and the globals it runs with."""
+        previous_comment = None
+        for node in self.graph.nodes:
+            if node.op not in OPCODES:
+                raise RuntimeError(f"node {node.name}: cannot generate code for op {node.op!r}")
+            if verbose:  # print_readable: where each run of nodes was traced
+                previous_comment = stack_comment(node, previous_comment, self.body)
+            getattr(self, f"emit_{node.op}")(node)
+            if node.op not in ("placeholder", "output"):
+                self.emit_frees(node)
+        return self.finish()
 
-        def get_repr(arg: Argument) -> str:
-            if type(arg) in _plain_literal_types:  # most arguments: repr is the source
-                if type(arg) is float and not math.isfinite(arg):
-                    text = repr(arg)
-                    bare = text.lstrip("-")
-                    return text.replace(bare, spell_builtin(bare))
-                return repr(arg)
-            if isinstance(arg, Node):
-                return arg.name
-            if isinstance(arg, tuple) and hasattr(arg, "_fields"):
-                cls = add_global(type(arg))
-                return f"{cls}{get_repr(tuple(arg))}"
-            if isinstance(arg, tuple):
-                if len(arg) == 1:
-                    return f"({get_repr(arg[0])},)"
-                return "(" + ", ".join(get_repr(a) for a in arg) + ")"
-            if isinstance(arg, list):
-                return "[" + ", ".join(get_repr(a) for a in arg) + "]"
-            if isinstance(arg, dict):
-                items = ", ".join(f"{get_repr(k)}: {get_repr(v)}" for k, v in arg.items())
-                return "{" + items + "}"
-            if isinstance(arg, slice):
-                return (f"{spell_builtin('slice')}({get_repr(arg.start)}, "
-                        f"{get_repr(arg.stop)}, {get_repr(arg.step)})")
-            if isinstance(arg, enum.Enum):
-                cls = add_global(type(arg), type(arg).__name__)
-                if is_plain_identifier(arg.name):
-                    return f"{cls}.{arg.name}"
-                return f"{cls}[{_quote(arg.name)}]"
-            if arg is Ellipsis:
-                return spell_builtin("Ellipsis")
-            if isinstance(arg, _literal_types) or isinstance(arg, tuple(repr_literal_types)):
-                text = repr(arg)
-                head = text.partition("(")[0]
-                if head in custom_builtins:  # device(type='cpu'): the class is a global
-                    text = spell_builtin(head) + text[len(head):]
-                return text
-            if isinstance(arg, float):
-                text = repr(arg)  # inf and nan are globals of the code
-                bare = text.lstrip("-")
-                return text if bare not in custom_builtins else text.replace(
-                    bare, spell_builtin(bare))
-            spelled = _package_repr(arg)
-            if spelled is not None:  # tensor.float32: the package is a global
-                return spell_package(spelled)
-            # Anything else has no safe literal spelling: bind it as a global.
-            return add_global(arg)
+    def lhs(self, node: Node) -> str:
+        """The left of a node's line: ``add``, or ``add : int`` when the node has a type."""
+        return node.name + self.annotation(node)
 
-        def format_args(args: tuple, kwargs: dict) -> str:
-            parts = [get_repr(a) for a in args]
-            if kwargs:
-                plain = {k: v for k, v in kwargs.items() if is_plain_identifier(k)}
-                parts.extend(f"{k} = {get_repr(v)}" for k, v in plain.items())
-                if len(plain) < len(kwargs):  # a key that is no identifier: a string literal
-                    rest = {k: v for k, v in kwargs.items() if k not in plain}
-                    parts.append(f"**{get_repr(rest)}")
-            return ", ".join(parts)
+    def annotation(self, node: Node) -> str:
+        """`` : int`` when the node has a type, else nothing."""
+        spelled = self.spell_type(node.type) if node.type is not None else None
+        return f" : {spelled}" if spelled else ""
+    # --8<-- [end:writer]
 
-        # Each value is freed after its last use (`;  x = y = None`): walking
-        # backwards, the first reader met is the last one.
-        freed_after: dict[Node, list[str]] = {}
-        last_used: set[Node] = set()
-        for n in reversed(graph.nodes):
-            for inp in n._input_nodes:
-                if inp not in last_used:
-                    last_used.add(inp)
-                    freed_after.setdefault(n, []).append(inp.name)
+    # --8<-- [start:emit]
+    def emit_placeholder(self, node: Node) -> None:
+        """Adds the parameter ``x``, ``x : int = 3`` or ``*args`` to ``def forward(...)``."""
+        target = node.target.lstrip("*")
+        annotation = self.annotation(node)
+        if not is_plain_identifier(target) or len(node.target) - len(target) > 2:
+            raise ValueError(
+                f"placeholder {node.name}: target {node.target!r} is not a Python identifier "
+                "(or is a keyword), so it cannot be a parameter of forward; rename "
+                "the placeholder")
+        default = f" = {self.spell(node.args[0])}" if node.args else ""
+        self.free_vars.append(f"{node.target}{annotation}{default}")
+        if target != node.name:  # first in the body, before a node may take the name
+            self.placeholder_lines.append(f"{node.name} = {target}\n")
 
-        prev_summary = None
-        for n in graph.nodes:
-            if verbose and n.op not in ("placeholder", "output"):
-                summary = stack_summary(n.stack_trace) or "No stacktrace found for following nodes"
-                if summary != prev_summary:
-                    body.append(f"\n# {summary}\n")
-                    prev_summary = summary
-            annotation = ""
-            if n.type is not None and n.op != "output":
-                spelled = type_repr(n.type)
-                annotation = f" : {spelled}" if spelled else ""
-            if n.op == "placeholder":
-                target = n.target.lstrip("*")
-                if not is_plain_identifier(target) or len(n.target) - len(target) > 2:
-                    raise ValueError(
-                        f"placeholder {n.name}: target {n.target!r} is not a Python identifier "
-                        "(or is a keyword), so it cannot be a parameter of forward; rename "
-                        "the placeholder")
-                default = f" = {get_repr(n.args[0])}" if n.args else ""
-                free_vars.append(f"{n.target}{annotation}{default}")
-                if target != n.name:  # first, before any node may take the name `target`
-                    placeholder_lines.append(f"{n.name} = {target}\n")
-                continue
-            self._emit(n, annotation, body, root, get_repr, format_args, add_global,
-                       wrapped, spell_builtin("getattr"))
-            if n.op == "output":
-                if n.type is not None:
-                    spelled = type_repr(n.type)
-                    return_annotation = f" -> {spelled}" if spelled else ""
-                body.append("\n")
-                continue
-            dead = freed_after.get(n, [])
-            if not n.users:  # kept for a side effect: drop its value at once
-                dead.append(n.name)
-            body.append(f";  {' = '.join(dead)} = None\n" if dead else "\n")
+    def emit_get_attr(self, node: Node) -> None:
+        """Writes ``name = self.layer.weight`` (``getattr(self.layers, "0")`` for a
+        path atom that is no identifier)."""
+        path = format_target(self.root, node.target, self.getattr_name)
+        self.body.append(f"{self.lhs(node)} = {path}")
 
-        body[:0] = placeholder_lines
-        if not body:
-            body.append("pass\n")
+    def emit_call_function(self, node: Node) -> None:
+        """Writes ``name = fn(args)``, ``name = x + y`` for an operator, ``x += y;  name = x``
+        for an in-place one and ``name = x.shape`` for ``getattr(x, "shape")``."""
+        lhs, args = self.lhs(node), node.args
+        operator = operator_format(node.target)
+        if operator is not None:
+            self.body.append(f"{lhs} = {operator.format(*[self.spell(a) for a in args])}")
+            return
+        inplace = inplace_format(node.target)
+        if inplace is not None:
+            statement = inplace.format(*[self.spell(a) for a in args])
+            self.body.append(f"{statement};  {lhs} = {self.spell(args[0])}")
+            return
+        fn = self.add_global(node.target)
+        if (fn == self.getattr_name and len(args) == 2 and not node.kwargs
+                and isinstance(args[1], str) and is_plain_identifier(args[1])):
+            self.body.append(f"{lhs} = {format_target(self.spell(args[0]), args[1])}")
+            return
+        self.body.append(f"{lhs} = {fn}({self.format_args(args, node.kwargs)})")
+        if node.meta.get("is_wrapped", False):
+            self.wrapped.setdefault(fn)
+
+    def emit_call_method(self, node: Node) -> None:
+        """Writes ``name = x.clamp(args)`` (``getattr(x, "odd name")(args)`` when the
+        method name is no identifier: one name, never a path)."""
+        lhs, obj = self.lhs(node), self.spell(node.args[0])
+        method = (f"{obj}.{node.target}" if is_plain_identifier(node.target)
+                  else f"{self.getattr_name}({obj}, {_quote(node.target)})")
+        self.body.append(f"{lhs} = {method}({self.format_args(node.args[1:], node.kwargs)})")
+
+    def emit_call_module(self, node: Node) -> None:
+        """Writes ``name = self.layer1.conv(args)``."""
+        lhs = self.lhs(node)
+        module = format_target(self.root, node.target, self.getattr_name)
+        self.body.append(f"{lhs} = {module}({self.format_args(node.args, node.kwargs)})")
+
+    def emit_output(self, node: Node) -> None:
+        """Writes ``return <args[0]>`` and notes ``-> type`` for the ``def`` line."""
+        self.body.append(self.codegen.generate_output(node.args[0], self.spell))
+        if node.type is not None:
+            spelled = self.spell_type(node.type)
+            self.return_annotation = f" -> {spelled}" if spelled else ""
+        self.body.append("\n")
+
+    def emit_frees(self, node: Node) -> None:
+        """Ends a node's line: ``;  x = y = None`` drops the values it used last (and its
+        own, when nobody reads it), so memory is freed as early as in eager code."""
+        dead = [value.name for value in self.last_uses.get(node, ())]
+        if not node.users:  # kept for a side effect only
+            dead.append(node.name)
+        self.body.append(f";  {' = '.join(dead)} = None\n" if dead else "\n")
+
+    def finish(self) -> PythonCode:
+        """Indent the body under the ``def`` line, with any ``wrap(...)`` lines above it."""
+        body = self.placeholder_lines + self.body or ["pass\n"]
         wrap_stmts = ""
-        if wrapped:
-            wrap_name = add_global(wrap, "wrap")
-            wrap_stmts = "\n".join(f"{wrap_name}({_quote(w)})" for w in wrapped)
-        if self._body_transformer is not None:
-            body = self._body_transformer(body)
-        prologue = self.gen_fn_def(free_vars, return_annotation)
+        if self.wrapped:
+            wrap_name = self.add_global(wrap, "wrap")
+            wrap_stmts = "\n".join(f"{wrap_name}({_quote(w)})" for w in self.wrapped)
+        if self.codegen._body_transformer is not None:
+            body = self.codegen._body_transformer(body)
+        prologue = self.codegen.gen_fn_def(self.free_vars, self.return_annotation)
         code = "".join(body).lstrip("\n")
         code = "    " + code.replace("\n", "\n    ")  # indent every line
-        return PythonCode(f"\n{wrap_stmts}\n\n{prologue}\n{code}", globals_)
-    # --8<-- [end:gen_python_code]
+        return PythonCode(f"\n{wrap_stmts}\n\n{prologue}\n{code}", self.globals)
+    # --8<-- [end:emit]
 
-    # --8<-- [start:emit_node]
-    def _emit(self, n: Node, annotation: str, body: list[str], root_module: str,
-              get_repr: Callable, format_args: Callable, add_global: Callable,
-              wrapped: dict[str, None], getattr_name: str = "getattr") -> None:
-        """Append the line for one node (without its newline) to ``body``."""
-        lhs = f"{n.name}{annotation}"
-        op, args, kwargs = n.op, n.args, n.kwargs
-        if op == "call_function":
-            fmt = operator_format(n.target)
-            if fmt is not None:
-                body.append(f"{lhs} = {fmt.format(*[get_repr(a) for a in args])}")
-                return
-            fmt = inplace_format(n.target)
-            if fmt is not None:
-                body.append(f"{fmt.format(*[get_repr(a) for a in args])};  "
-                            f"{lhs} = {get_repr(args[0])}")
-                return
-            fn = add_global(n.target)
-            if (fn == getattr_name and len(args) == 2 and not kwargs
-                    and isinstance(args[1], str) and is_plain_identifier(args[1])):
-                body.append(f"{lhs} = {format_target(get_repr(args[0]), args[1])}")
-                return
-            body.append(f"{lhs} = {fn}({format_args(args, kwargs)})")
-            if n.meta.get("is_wrapped", False):
-                wrapped.setdefault(fn)
-        elif op == "call_method":
-            # One attribute name, never a path: the Interpreter does getattr(obj, target).
-            self_obj = get_repr(args[0])
-            obj = (f"{self_obj}.{n.target}" if is_plain_identifier(n.target)
-                   else f"{getattr_name}({self_obj}, {_quote(n.target)})")
-            body.append(f"{lhs} = {obj}({format_args(args[1:], kwargs)})")
-        elif op == "call_module":
-            module = format_target(root_module, n.target, getattr_name)
-            body.append(f"{lhs} = {module}({format_args(args, kwargs)})")
-        elif op == "get_attr":
-            body.append(f"{lhs} = {format_target(root_module, n.target, getattr_name)}")
-        elif op == "output":
-            body.append(self.generate_output(args[0], get_repr))
+    # -- spelling values and globals ------------------------------------------
+    def spell(self, arg: Argument) -> str:
+        """How the code spells a node argument: a Node by its name, a literal by its
+        repr, containers item by item, anything else as a global."""
+        if type(arg) in _plain_literal_types:  # most arguments: repr is the source
+            if type(arg) is float and not math.isfinite(arg):
+                text = repr(arg)
+                bare = text.lstrip("-")
+                return text.replace(bare, self.spell_builtin(bare))
+            return repr(arg)
+        if isinstance(arg, Node):
+            return arg.name
+        if isinstance(arg, tuple) and hasattr(arg, "_fields"):
+            return f"{self.add_global(type(arg))}{self.spell(tuple(arg))}"
+        if isinstance(arg, tuple):
+            if len(arg) == 1:
+                return f"({self.spell(arg[0])},)"
+            return "(" + ", ".join(self.spell(a) for a in arg) + ")"
+        if isinstance(arg, list):
+            return "[" + ", ".join(self.spell(a) for a in arg) + "]"
+        if isinstance(arg, dict):
+            items = ", ".join(f"{self.spell(k)}: {self.spell(v)}" for k, v in arg.items())
+            return "{" + items + "}"
+        if isinstance(arg, slice):
+            return (f"{self.spell_builtin('slice')}({self.spell(arg.start)}, "
+                    f"{self.spell(arg.stop)}, {self.spell(arg.step)})")
+        if isinstance(arg, enum.Enum):
+            cls = self.add_global(type(arg), type(arg).__name__)
+            if is_plain_identifier(arg.name):
+                return f"{cls}.{arg.name}"
+            return f"{cls}[{_quote(arg.name)}]"
+        if arg is Ellipsis:
+            return self.spell_builtin("Ellipsis")
+        if isinstance(arg, _literal_types) or isinstance(arg, tuple(repr_literal_types)):
+            text = repr(arg)
+            head = text.partition("(")[0]
+            if head in custom_builtins:  # device(type='cpu'): the class is a global
+                text = self.spell_builtin(head) + text[len(head):]
+            return text
+        if isinstance(arg, float):
+            text = repr(arg)  # inf and nan are globals of the code
+            bare = text.lstrip("-")
+            return text if bare not in custom_builtins else text.replace(
+                bare, self.spell_builtin(bare))
+        spelled = _package_repr(arg)
+        if spelled is not None:  # tensor.float32: the package is a global
+            return self.spell_package(spelled)
+        # Anything else has no safe literal spelling: bind it as a global.
+        return self.add_global(arg)
+
+    def format_args(self, args: tuple, kwargs: dict) -> str:
+        """``x, 2, min = 0.0``: the inside of a call's parentheses."""
+        parts = [self.spell(a) for a in args]
+        if kwargs:
+            plain = {k: v for k, v in kwargs.items() if is_plain_identifier(k)}
+            parts.extend(f"{k} = {self.spell(v)}" for k, v in plain.items())
+            if len(plain) < len(kwargs):  # a key that is no identifier: a string literal
+                rest = {k: v for k, v in kwargs.items() if k not in plain}
+                parts.append(f"**{self.spell(rest)}")
+        return ", ".join(parts)
+
+    def spell_type(self, t: Any) -> str | None:
+        """An annotation as torch.fx spells it: classes, generics and even strings
+        (``from __future__ import annotations``) become globals; the string
+        ``'float'`` is bound under the name ``_float_``. ``node.type_repr`` is the
+        plain spelling ``str(graph)`` prints; this one binds what it names."""
+        if isinstance(t, type) and not hasattr(t, "__origin__"):
+            if t.__module__ == "builtins":
+                return t.__qualname__
+            return self.add_global(t)
+        if t == ():
+            return "()"
+        if isinstance(t, types.UnionType):
+            return "|".join(str(self.spell_type(a)) for a in typing.get_args(t))
+        origin = getattr(t, "__origin__", None)
+        if origin is not None:
+            if isinstance(t, typing._GenericAlias):  # typing.List[int], not list[int]
+                origin = _typing_origins.get(origin, origin)
+            name = self.add_global(origin, type_repr(origin))
+            params = typing.get_args(t)
+            if not params:
+                return name
+            return f"{name}[{','.join(str(self.spell_type(a)) for a in params)}]"
+        return self.add_global(t, type_repr(t))
+
+    def add_global(self, obj: Any, name_hint: str | None = None) -> str:
+        """Bind ``obj`` as a global of the code; return how the code spells it."""
+        if id(obj) in self._spelled_as:  # asked once per node: answer before naming it
+            return self._spelled_as[id(obj)]
+        path = _package_path(obj)
+        if path is not None:  # tensor.sigmoid: bind the package, print the path
+            spelling = self.spell_package(path)
         else:
-            raise RuntimeError(f"node {n.name}: cannot generate code for op {op!r}")
-    # --8<-- [end:emit_node]
+            hint = _global_hint(obj) if name_hint is None else name_hint
+            spelling = self.namespace.create_name(hint, obj)
+            if spelling in self.globals and self.globals[spelling] is not obj:
+                raise RuntimeError(f"global {spelling} is already bound to another object")
+            self.globals[spelling] = obj
+        self._spelled_as[id(obj)] = spelling
+        return spelling
+
+    def spell_package(self, path: str) -> str:
+        """Bind the package of ``tensor.sigmoid`` as a global; under another name
+        (``tensor_1.sigmoid``) when a node or a placeholder is called ``tensor``."""
+        package, _, rest = path.partition(".")
+        if package not in self._package_names:
+            name = package if package not in self.taken else self.namespace.create_name(package)
+            self._package_names[package] = name
+            self.globals[name] = sys.modules[package]
+        return f"{self._package_names[package]}.{rest}"
+
+    def spell_builtin(self, name: str) -> str:
+        """How the code spells a builtin it writes out (``getattr``, ``slice``,
+        ``Ellipsis``): its own name, or a bound alias when a parameter shadows it."""
+        if name not in self.taken:
+            return name
+        if name not in self._builtin_names:
+            value = custom_builtins[name] if name in custom_builtins else getattr(
+                _builtins, name)
+            self._builtin_names[name] = alias = self.namespace.create_name(name)
+            self.globals[alias] = value
+        return self._builtin_names[name]
+
+
+def _names_in_use(graph: Graph) -> set[str]:
+    """Node names and placeholder parameter names; a node name must be a unique identifier."""
+    node_names: set[str] = set()
+    params: set[str] = set()
+    for n in graph.nodes:
+        if n.name in node_names or not is_plain_identifier(n.name):
+            raise ValueError(
+                f"node {n.name!r} ({n.op}): a node's name must be a unique Python "
+                "identifier; let the graph name nodes (create_node's name= is made safe)")
+        node_names.add(n.name)
+        if n.op == "placeholder" and isinstance(n.target, str):
+            params.add(n.target.lstrip("*"))
+    return node_names | params
 
 
 # The typing names that pre-PEP 585 generics print with (typing.List[int]).

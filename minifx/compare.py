@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 import minifx
 from minifx.convert import check_conversion
+from minifx.node import fetch_path
 
 
 class CompareError(Exception):
@@ -47,11 +48,10 @@ def load_root(spec: str) -> tuple[Any, Any]:
     if not path.is_file():
         raise CompareError(f"no such file: {path_text}")
     module = _import_file(path)
-    obj: Any = module
-    for part in name.split("."):
-        if not hasattr(obj, part):
-            raise CompareError(f"{path_text} has no name {name!r}")
-        obj = getattr(obj, part)
+    try:
+        obj: Any = fetch_path(module, name)
+    except AttributeError:
+        raise CompareError(f"{path_text} has no name {name!r}") from None
     if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
         try:
             obj = obj()

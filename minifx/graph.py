@@ -17,7 +17,17 @@ from typing import Any
 
 from .codegen import CodeGen, PythonCode
 from .namespace import Namespace, snake_case
-from .node import OPCODES, Argument, Node, Target, copy_arg, map_aggregate, map_arg, pretty_target
+from .node import (
+    OPCODES,
+    Argument,
+    Node,
+    Target,
+    copy_arg,
+    fetch_path,
+    map_aggregate,
+    map_arg,
+    pretty_target,
+)
 
 
 def _make_root(graph: Graph) -> Node:
@@ -41,28 +51,17 @@ class _NodeList:
 
     # --8<-- [start:iteration]
     def __iter__(self) -> Iterator[Node]:
-        if not self._forward:
-            yield from self._backward()
-            return
+        link = "_next" if self._forward else "_prev"
         root = self._graph._root
-        cur = root._next
+        cur = getattr(root, link)
         while cur is not root:
             # Read the link only after the caller is done with `cur`: if the
             # caller erased `cur`, its links still lead back into the list;
             # erased nodes on the way are skipped.
             if not cur._erased:
                 yield cur
-            cur = cur._next
+            cur = getattr(cur, link)
     # --8<-- [end:iteration]
-
-    def _backward(self) -> Iterator[Node]:
-        """The same walk along ``_prev`` (two loops: a fixed link name is faster)."""
-        root = self._graph._root
-        cur = root._prev
-        while cur is not root:
-            if not cur._erased:
-                yield cur
-            cur = cur._prev
 
     def __reversed__(self) -> Iterator[Node]:
         return iter(_NodeList(self._graph, not self._forward))
@@ -361,14 +360,11 @@ class Graph:
         for node in self.nodes:
             if node.op not in ("get_attr", "call_module"):
                 continue
-            obj = self.owning_module
-            for i, atom in enumerate(node.target.split(".")):
-                if not hasattr(obj, atom):
-                    seen = ".".join(node.target.split(".")[:i])
-                    raise RuntimeError(
-                        f"Node {node.name} ({node.op}) targets {node.target}, "
-                        f"but {seen or 'the root'} has no attribute {atom!r}")
-                obj = getattr(obj, atom)
+            try:
+                fetch_path(self.owning_module, node.target)
+            except AttributeError as e:
+                raise RuntimeError(
+                    f"Node {node.name} ({node.op}) targets {node.target}, but {e}") from None
 
     # -- code generation ----------------------------------------------------
     def python_code(self, root_module: str = "self", *, verbose: bool = False) -> PythonCode:

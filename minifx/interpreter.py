@@ -15,25 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .graph import Graph
-from .node import Argument, Node, Target, map_arg
-
-
-# --8<-- [start:last_uses]
-def _last_uses(graph: Graph) -> dict[Node, list[Node]]:
-    """For each node, the inputs whose value is not needed after it runs.
-
-    Walking the graph backwards, the first user met of a value is its last
-    use in program order. Computed once per Interpreter, not once per run.
-    """
-    seen: set[Node] = set()
-    freed_after: dict[Node, list[Node]] = {}
-    for node in reversed(graph.nodes):
-        for value in node.all_input_nodes:
-            if value not in seen:
-                seen.add(value)
-                freed_after.setdefault(node, []).append(value)
-    return freed_after
-# --8<-- [end:last_uses]
+from .node import Argument, Node, Target, fetch_path, last_uses, map_arg
 
 
 class Interpreter:
@@ -62,7 +44,7 @@ class Interpreter:
         # Set to False to let a node's error through without the added context.
         self.extra_traceback = True
         if garbage_collect_values:
-            self.user_to_last_uses = _last_uses(self.graph)
+            self.user_to_last_uses = last_uses(self.graph)
 
     # --8<-- [start:run]
     def run(self, *args: Any, initial_env: dict[Node, Any] | None = None,
@@ -181,15 +163,10 @@ class Interpreter:
     # --8<-- [start:helpers]
     def fetch_attr(self, target: str) -> Any:
         """Follow the dotted path ``target`` from the module (``"layer1.0.weight"``)."""
-        obj = self.module
-        atoms = target.split(".")
-        for i, atom in enumerate(atoms):
-            if not hasattr(obj, atom):
-                raise RuntimeError(
-                    f"Node referenced nonexistent target {'.'.join(atoms[:i + 1])}: "
-                    f"{type(obj).__name__} has no attribute {atom!r}")
-            obj = getattr(obj, atom)
-        return obj
+        try:
+            return fetch_path(self.module, target)
+        except AttributeError as e:
+            raise RuntimeError(f"Node referenced nonexistent target {e}") from None
 
     def fetch_args_kwargs_from_env(self, n: Node) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """``n.args`` and ``n.kwargs`` with every Node replaced by its value."""

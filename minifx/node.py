@@ -25,6 +25,27 @@ Argument = Any
 
 OPCODES = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 
+_RAISE = object()
+
+
+def fetch_path(obj: Any, path: str, default: Any = _RAISE) -> Any:
+    """``obj.a.b`` for the dotted ``path`` ``"a.b"`` (what get_attr and call_module name).
+
+    A missing step returns ``default`` if one is given, else raises an
+    AttributeError that names the path so far and what lacks the attribute
+    (``layer.7: Sequential has no attribute '7'``).
+    """
+    atoms = path.split(".")
+    for i, atom in enumerate(atoms):
+        value = getattr(obj, atom, _RAISE)
+        if value is _RAISE:
+            if default is not _RAISE:
+                return default
+            raise AttributeError(f"{'.'.join(atoms[:i + 1])}: {type(obj).__name__} has no "
+                                 f"attribute {atom!r}")
+        obj = value
+    return obj
+
 # Functions whose call must survive dead-code elimination even when nobody
 # reads the result. Frameworks add theirs through `register_side_effect`.
 _side_effectful_functions: set[Any] = {builtins.print}
@@ -52,10 +73,7 @@ _module_fixups: dict[str, str] = {"torch._ops": "torch.ops"}
 
 def _resolve(module_name: str, qualname: str) -> Any:
     """The object reached by ``module_name`` then the attribute path ``qualname``."""
-    obj: Any = sys.modules.get(module_name)
-    for part in qualname.split("."):
-        obj = getattr(obj, part, None)
-    return obj
+    return fetch_path(sys.modules.get(module_name), qualname, None)
 
 
 def qualified_name(func: Any) -> str:
@@ -383,6 +401,25 @@ def _note_node(a: Argument, found: dict[Node, None],
 
 
 _CONTAINERS = (tuple, list, dict, slice)
+
+
+# --8<-- [start:last_uses]
+def last_uses(graph: Graph) -> dict[Node, list[Node]]:
+    """For each node, the inputs whose value is not needed after it runs.
+
+    Walking the graph backwards, the first user met of a value is its last
+    use in program order. The Interpreter frees values with it, and the
+    generated code ends such a line with ``;  x = None``.
+    """
+    seen: set[Node] = set()
+    freed_after: dict[Node, list[Node]] = {}
+    for node in reversed(graph.nodes):
+        for value in node._input_nodes:
+            if value not in seen:
+                seen.add(value)
+                freed_after.setdefault(node, []).append(value)
+    return freed_after
+# --8<-- [end:last_uses]
 
 
 # --8<-- [start:map_aggregate]

@@ -312,28 +312,30 @@ class Attribute(Proxy):
 
 
 # --8<-- [start:record_call]
-def _find_tracer(args: tuple, kwargs: dict) -> TracerBase:
+def find_proxy(args: tuple, kwargs: dict) -> Proxy | None:
+    """The first Proxy among a call's arguments, nested in containers or not."""
     for a in args:  # the usual case, a Proxy among the positional arguments
         if isinstance(a, Proxy):
-            return a.tracer
+            return a
         if isinstance(a, (tuple, list, dict, slice)):
             break  # one may be nested in here: walk everything, in order
-    found: list[TracerBase] = []
+    found: list[Proxy] = []
 
     def look(a: Any) -> Any:
-        if isinstance(a, Proxy) and not found:
-            found.append(a.tracer)
+        if isinstance(a, Proxy):
+            found.append(a)
         return a
 
     map_aggregate((args, kwargs), look)
-    if not found:
-        raise TraceError("no Proxy among the arguments of a dispatched call")
-    return found[0]
+    return found[0] if found else None
 
 
 def _record_call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Proxy:
     """A Tensor method becomes ``call_method``; any other function ``call_function``."""
-    tracer = _find_tracer(args, kwargs)
+    proxy = find_proxy(args, kwargs)
+    if proxy is None:
+        raise TraceError("no Proxy among the arguments of a dispatched call")
+    tracer = proxy.tracer
     for framework in loaded_frameworks():
         method = framework.method_name(func)
         if method is not None:

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from ._framework import framework_of
 from .graph import Graph
 from .graph_module import GraphModule
-from .node import Argument, Node
+from .node import Argument, Node, fetch_path
 from .tracer import symbolic_trace
 
 __all__ = ["Match", "replace_pattern"]
@@ -176,10 +176,7 @@ def _attributes_match(pn: Node, gn: Node) -> bool:
 def _fetch(module: Any, target: str) -> Any:
     if module is None:
         raise RuntimeError(f"replace_pattern: get_attr {target!r} in a graph with no module")
-    value = module
-    for atom in target.split("."):
-        value = getattr(value, atom)
-    return value
+    return fetch_path(module, target)
 
 
 def _compute_nodes(match: _Found) -> list[Node]:

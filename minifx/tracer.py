@@ -26,7 +26,7 @@ from ._framework import Framework, framework_of, framework_of_function, loaded_f
 from .graph import Graph
 from .graph_module import GraphModule
 from .node import PLAIN_CONSTANTS, Argument, Node, map_aggregate, register_side_effect
-from .proxy import Proxy, TracerBase, user_location
+from .proxy import Proxy, TracerBase, find_proxy, user_location
 from .wrapping import _wrapped_fns_to_patch
 
 _HAS_VARSTUFF = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
@@ -97,23 +97,11 @@ class _Patcher:
 
 
 # --8<-- [start:recording]
-def _find_proxy(*values: Any) -> Proxy | None:
-    found: list[Proxy] = []
-
-    def look(a: Any) -> Any:
-        if isinstance(a, Proxy) and not found:
-            found.append(a)
-        return a
-
-    map_aggregate(values, look)
-    return found[0] if found else None
-
-
 def _recording(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn``, but recorded as one node when a Proxy is among its arguments."""
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        proxy = _find_proxy(args, kwargs)
+        proxy = find_proxy(args, kwargs)
         if proxy is not None:
             result = proxy.tracer.create_proxy("call_function", fn, args, kwargs)
             # The generated code registers the function again (a `wrap` line above

@@ -32,7 +32,7 @@ from ..graph import Graph
 from ..graph_module import GraphModule
 from ..interpreter import Interpreter
 from ..magic_methods import dunder, inplace_methods, reflected_dunder
-from ..node import Node, map_aggregate
+from ..node import Node, fetch_path, map_aggregate
 from ..tracer import Tracer
 from .bad_input import hook_problems, input_problems, weight_problems
 from .errors import ConversionError, Unsupported, user_line
@@ -132,9 +132,7 @@ class GraphConverter:
 
     def get_attr(self, node: Node) -> str:
         """A parameter, buffer or constant of the torch model, copied as a tensor one."""
-        value = self.root
-        for atom in node.target.split("."):
-            value = getattr(value, atom)
+        value = fetch_path(self.root, node.target)
         if not self._is_torch_tensor(value):
             self.problem(node, f"get_attr {node.target}",
                          f"it names a {type(value).__name__}, not a tensor")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..graph_module import GraphModule
-from ..node import Node, map_aggregate, pretty_target, qualified_name
+from ..node import Node, fetch_path, map_aggregate, pretty_target, qualified_name
 
 # --8<-- [start:palette]
 # One fill colour per opcode, so the kind of each box shows before its text
@@ -152,14 +152,11 @@ def _parse_stack_trace(stack_trace: str) -> tuple[str, str, str] | None:
 
 def _leaf_module(graph_module: Any, node: Node) -> Any:
     """The submodule a call_module node calls, with an error naming what is missing."""
-    obj = graph_module
-    for atom in node.target.split("."):
-        if not hasattr(obj, atom):
-            raise RuntimeError(
-                f"FxGraphDrawer: node {node.name} calls module {node.target!r}, but "
-                f"{type(obj).__name__} has no attribute {atom!r}")
-        obj = getattr(obj, atom)
-    return obj
+    try:
+        return fetch_path(graph_module, node.target)
+    except AttributeError as e:
+        raise RuntimeError(
+            f"FxGraphDrawer: node {node.name} calls module {node.target!r}, but {e}") from None
 
 
 def _type_name(obj: Any) -> str:
