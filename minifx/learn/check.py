@@ -22,7 +22,7 @@ from .workspace import ENV_VAR, REFERENCE, require
 
 MESSAGE_LINES = 4
 LINE_WIDTH = 160
-STUB_MESSAGE = re.compile(r"NotImplementedError: (ch\d\d\.\d+): ")
+STUB_MESSAGE = re.compile(r"\b(ch\d\d\.\d+): ")
 
 
 @dataclass
@@ -93,10 +93,22 @@ def short(message: str) -> list[str]:
     return cut
 
 
+def _blocking_stub(message: str) -> Exercise | None:
+    """The exercise whose stub raised, when the message quotes a stub's words."""
+    for match in STUB_MESSAGE.finditer(message):
+        try:
+            exercise = find_exercise(match.group(1))
+        except LookupError:
+            continue
+        if f"{exercise.id}: {exercise.title}" in message:
+            return exercise
+    return None
+
+
 def exercise_report(exercise: Exercise, outcomes: list[Outcome]) -> tuple[bool, list[str]]:
     """(passed, lines) for one exercise from the outcomes of its chapter's tests."""
     mine = [o for o in outcomes if any(_belongs(o, s) for s in exercise.tests)]
-    head = f"{exercise.id}  {exercise.title}"
+    head = f"{exercise.id}  {exercise.qualname}: {exercise.title}"
     if not mine:
         return False, [f"{head}: FAILED, none of its tests ran ({', '.join(exercise.tests)})"]
     failed = [o for o in mine if o.failed]
@@ -104,10 +116,9 @@ def exercise_report(exercise: Exercise, outcomes: list[Outcome]) -> tuple[bool, 
         return True, [f"{head}: passed ({len(mine)} tests)"]
     first = failed[0]
     lines = [f"{head}: FAILED {len(failed)} of {len(mine)} tests, first {first.test}"]
-    blocker = STUB_MESSAGE.search(first.message)
-    if blocker and blocker.group(1) != exercise.id:
-        other = find_exercise(blocker.group(1))
-        lines.append(f"    blocked by {other.id} ({other.title}), still a stub: solve it first")
+    other = _blocking_stub(first.message)
+    if other is not None and other is not exercise:
+        lines.append(f"    blocked by {other.id} {other.qualname}, still a stub: solve it first")
     lines += ["    " + line for line in short(first.message)]
     return False, lines
 

@@ -50,10 +50,11 @@ def list_exercises(workspace=None) -> str:
 
 
 def show_chapter(chapter: str) -> None:
-    """Print a chapter's exercises (the lessons' "Exercises" sections call this)."""
+    """Print a chapter's exercises from the table (each lesson's "Exercises" section calls it)."""
     for e in chapter_exercises(chapter):
-        print(f"{e.id}  {e.file}: {e.qualname}")
-        print(f"       {e.title}; checked by {', '.join(e.tests)}")
+        print(f"{e.id}  {e.qualname} ({e.file})")
+        print(f"        {e.title}")
+        print(f"        checked by {', '.join(e.tests)}")
 
 
 def main(argv: list[str]) -> int:

@@ -124,15 +124,16 @@ EXERCISES: list[Exercise] = [
     ),
     *_rows(
         "ch04",
-        ("minifx/interpreter.py", "_last_uses", "where each value is read for the last time",
+        ("minifx/node.py", "last_uses", "where each value is read for the last time",
          "Walk the nodes backwards; the first time you meet an input, that user is its "
          "last use.",
          ("tests/ch04/test_interpreter.py",)),
         ("minifx/interpreter.py", "Interpreter.run_node", "run one node",
          "Fetch args and kwargs from the environment, then call the method named by n.op.",
          ("tests/ch04/test_interpreter.py",)),
-        ("minifx/interpreter.py", "Interpreter.fetch_attr", "follow a dotted attribute path",
-         "Split on '.', getattr one atom at a time, and name the missing part.",
+        ("minifx/node.py", "fetch_path", "follow a dotted attribute path",
+         "Split on '.', getattr one atom at a time; at a missing one return default if "
+         "given, else raise an AttributeError naming the path so far and the type.",
          ("tests/ch04/test_interpreter.py",)),
         ("minifx/passes/shape_prop.py", "ShapeProp.run_node", "record each value's shape",
          "super().run_node(n), then map_aggregate the result turning each tensor into "
@@ -157,9 +158,10 @@ EXERCISES: list[Exercise] = [
     ),
     *_rows(
         "ch06",
-        ("minifx/codegen.py", "CodeGen._emit", "one node's line of generated code",
-         "One branch per opcode; operators print as operators, getattr with a plain "
-         "name as an attribute; modules and attributes through format_target.",
+        ("minifx/codegen.py", "CodeWriter.emit_call_function", "one node's line of code",
+         "operator_format and inplace_format give templates for operators; otherwise "
+         "add_global names the function; getattr(x, 'name') prints as x.name; "
+         "self.format_args spells the arguments; note wrapped functions.",
          ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
         ("minifx/codegen.py", "format_target", "spell self.layer1.0.conv as Python",
          "Plain identifiers join with dots; other atoms go through getattr(base, 'atom').",
@@ -169,6 +171,11 @@ EXERCISES: list[Exercise] = [
          "characters become _, a leading digit gets one; count up per base (_1, _2 ...) "
          "past used and illegal names; remember the name.",
          ("tests/ch06/test_codegen.py", "tests/ch06/test_hostile_names.py")),
+        ("minifx/codegen.py", "CodeWriter.emit_frees", "free each value after its last use",
+         "self.last_uses[node] are the values read for the last time here; a node "
+         "nobody reads frees itself too; end the line with ';  a = b = None' or just "
+         "a newline.",
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
         ("minifx/graph_module.py", "GraphModule.recompile", "regenerate forward",
          "self._graph.python_code(root_module='self'); keep .src in self._code; install "
          "_forward_from_src(...) as type(self).forward; return the PythonCode.",
