@@ -39,11 +39,10 @@ def _exercise(args: list[str], command: str):
 def list_exercises(workspace=None) -> str:
     """Every exercise, one line each: id, status, file and function, title."""
     workspace = workspace or ws.workspace_dir()
-    lines = []
-    for chapter in CHAPTERS:
-        for e in chapter_exercises(chapter):
-            state = ws.status(e, workspace)
-            lines.append(f"{e.id:<7} {state:<10} {e.file}: {e.qualname:<34} {e.title}")
+    rows = [(e.id, ws.status(e, workspace), f"{e.file}: {e.qualname}", e.title)
+            for e in EXERCISES]
+    width = max(len(r[2]) for r in rows)
+    lines = [f"{i:<7} {state:<10} {where:<{width}}  {title}" for i, state, where, title in rows]
     if not ws.exists(workspace):
         lines.append(f"(no workspace at {workspace} yet: `python -m minifx learn start ch00`)")
     return "\n".join(lines)

@@ -73,8 +73,10 @@ def learner_code(exercise: Exercise, workspace: Path) -> str | None:
         return None
     try:
         return function_source(path.read_text(), exercise.qualname)
-    except (LookupError, SyntaxError):
+    except LookupError:
         return None
+    except SyntaxError as e:
+        raise LearnError(f"{path} line {e.lineno}: {e.msg}; fix it first") from None
 
 
 def status(exercise: Exercise, workspace: Path, reference: Path = REFERENCE) -> str:
