@@ -30,7 +30,13 @@ import pytest
 from hypothesis import settings
 from sybil import Example, Region, Sybil
 
-import lesson_blocks
+from tests.learn.switch import use_workspace_if_asked
+
+# MINIFX_WORKSPACE=<dir>: the tests import tensor and minifx from the learner's
+# workspace (python -m minifx learn); this must run before anything imports them.
+use_workspace_if_asked()
+
+import lesson_blocks  # noqa: E402
 
 # In CI, hypothesis draws the same examples on every run (fixed seed, no saved
 # database), so a result is reproducible from the log; locally it explores.

@@ -1,4 +1,5 @@
-"""Command line: ``python -m minifx compare FILE.py:NAME [options]`` (``--help`` lists them)."""
+"""Command line: ``python -m minifx compare FILE.py:NAME [options]`` and
+``python -m minifx learn ...`` (``--help`` lists them)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ import os
 import sys
 
 from minifx.compare import main as compare_main
+from minifx.learn.cli import main as learn_main
 
 USAGE = (
     "usage: python -m minifx compare FILE.py:NAME"
-    " [--input-shape 2,3[:DTYPE] ...] [--diff] [--convert]"
+    " [--input-shape 2,3[:DTYPE] ...] [--diff] [--convert]\n"
+    "       python -m minifx learn list | start chNN | check chNN | hint chNN.K"
+    " | solution chNN.K"
 )
 
 
@@ -18,6 +22,8 @@ def main(argv: list[str]) -> int:
         print(USAGE)
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
+    if command == "learn":
+        return learn_main(rest)
     if command != "compare":
         print(f"error: unknown command {command!r}\n{USAGE}", file=sys.stderr)
         return 2

@@ -364,6 +364,7 @@ class Graph:
 
     # -- printing -------------------------------------------------------------
     def __str__(self) -> str:
+        """``graph():`` then one line per node (``Node.format_node``), indented by four."""
         lines = ["graph():"]
         lines.extend("    " + node.format_node() for node in self.nodes)
         return "\n".join(lines)

@@ -80,6 +80,13 @@ class _SubgraphMatcher:
         return pn.target == gn.target
 
     def _match_node(self, pn: Node, gn: Node, nodes_map: dict[Node, Any]) -> bool:
+        """Whether pattern node ``pn`` can be graph node ``gn``, given the pairs in ``nodes_map``.
+
+        A pattern node already paired must be paired with ``gn``; a graph node
+        pairs with one pattern node at most. A placeholder matches any node;
+        other nodes must be of the same kind with arguments that match in turn.
+        Records the pairs it makes in ``nodes_map`` (callers pass a copy they drop on failure).
+        """
         if pn in nodes_map:
             return nodes_map[pn] is gn
         if any(v is gn for v in nodes_map.values()):  # one graph node per pattern node

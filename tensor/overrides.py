@@ -67,6 +67,9 @@ def _kind_of(t: type) -> int:
 
 
 def _collect(items: Iterable, found: list) -> None:
+    """Append to ``found`` every item (inside lists, tuples and dict values too) whose
+    type takes over a call: a handler type always, a Tensor subclass unless
+    ``disable_subclass_dispatch`` is on. Each type's kind is decided once (``_KIND``)."""
     for item in items:
         t = type(item)
         kind = _KIND.get(t)

@@ -151,6 +151,7 @@ class TorchFramework(Framework):
         return isinstance(obj, torch.nn.Parameter)
 
     def method_name(self, func: Callable[..., Any]) -> str | None:
+        """The method name when ``func`` is a torch.Tensor method or property getter, else None."""
         # torch hands __torch_function__ the Tensor method itself (Tensor.add for
         # ``c + x``, Tensor.size for ``x.size()``, a property's __get__ for ``x.shape``).
         # This is torch.overrides.is_tensor_method_or_property, with its set kept

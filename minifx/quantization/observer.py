@@ -195,6 +195,7 @@ class MinMaxObserver(ObserverBase):
         return float(self._max)
 
     def observe(self, values: np.ndarray) -> None:
+        """Widen the running [min, max] (float32) to this batch's; an empty one changes nothing."""
         if values.size == 0:
             return
         self._min = np.minimum(self._min, values.min()).astype(np.float32)

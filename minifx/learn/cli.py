@@ -1,0 +1,99 @@
+"""``python -m minifx learn list | start chNN | check chNN | hint chNN.K | solution chNN.K``."""
+
+from __future__ import annotations
+
+import sys
+
+from . import check as checking
+from . import workspace as ws
+from .exercises import CHAPTERS, EXERCISES, chapter_exercises, find_exercise
+
+USAGE = """usage: python -m minifx learn COMMAND
+  list              every exercise and its status in your workspace
+  start chNN        make or update workspace/ with chapter NN's exercises as stubs
+  check chNN        run chapter NN's tests against workspace/, one line per exercise
+  hint chNN.K       a hint for exercise K of chapter NN
+  solution chNN.K   the reference code of exercise K (paste it over the stub)
+The tests run against the workspace when MINIFX_WORKSPACE names it:
+  MINIFX_WORKSPACE=workspace .venv/bin/pytest -m ch03"""
+
+
+def _chapter(args: list[str], command: str) -> str:
+    if len(args) != 1:
+        raise ws.LearnError(f"{command} takes one chapter, like `{command} ch03`")
+    chapter = args[0]
+    if chapter not in CHAPTERS:
+        raise ws.LearnError(f"unknown chapter {chapter!r}: chapters are {', '.join(CHAPTERS)}")
+    return chapter
+
+
+def _exercise(args: list[str], command: str):
+    if len(args) != 1:
+        raise ws.LearnError(f"{command} takes one exercise, like `{command} ch03.1`")
+    try:
+        return find_exercise(args[0])
+    except LookupError as e:
+        raise ws.LearnError(str(e.args[0])) from None
+
+
+def list_exercises(workspace=None) -> str:
+    """Every exercise, one line each: id, status, file and function, title."""
+    workspace = workspace or ws.workspace_dir()
+    rows = [(e.id, ws.status(e, workspace), f"{e.file}: {e.qualname}", e.title)
+            for e in EXERCISES]
+    width = max(len(r[2]) for r in rows)
+    lines = [f"{i:<7} {state:<10} {where:<{width}}  {title}" for i, state, where, title in rows]
+    if not ws.exists(workspace):
+        lines.append(f"(no workspace at {workspace} yet: `python -m minifx learn start ch00`)")
+    return "\n".join(lines)
+
+
+def show_chapter(chapter: str) -> None:
+    """Print a chapter's exercises from the table (each lesson's "Exercises" section calls it)."""
+    for e in chapter_exercises(chapter):
+        print(f"{e.id}  {e.qualname} ({e.file})")
+        print(f"        {e.title}")
+        print(f"        checked by {', '.join(e.tests)}")
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0 if argv else 2
+    command, args = argv[0], argv[1:]
+    workspace = ws.workspace_dir()
+    try:
+        if command == "list":
+            if args:
+                raise ws.LearnError("list takes no arguments")
+            print(list_exercises(workspace))
+            return 0
+        if command == "start":
+            chapter = _chapter(args, command)
+            fresh = not ws.exists(workspace)
+            lines = ws.start(chapter, workspace)
+            print(f"{'made' if fresh else 'updated'} {workspace} for {chapter}:")
+            print("\n".join("  " + line for line in lines))
+            print(f"write them, then: python -m minifx learn check {chapter}")
+            return 0
+        if command == "check":
+            chapter = _chapter(args, command)
+            passed, report = checking.check(chapter, workspace)
+            print(report)
+            return 0 if passed else 1
+        if command == "hint":
+            e = _exercise(args, command)
+            print(f"{e.id} {e.title} ({e.file}: {e.qualname})\n{e.hint}")
+            return 0
+        if command == "solution":
+            e = _exercise(args, command)
+            print(f"# {e.id} {e.title}: {e.file}, {e.qualname}", file=sys.stderr)
+            print(ws.solution(e), end="")
+            return 0
+    except ws.LearnError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"error: unknown learn command {command!r}\n{USAGE}", file=sys.stderr)
+    return 2
+
+assert EXERCISES  # the table is not empty
