@@ -75,6 +75,10 @@ def main() -> None:
     if args.worker:
         worker(args.worker)
         return
+    sys.path.insert(0, str(HERE))
+    from speed import machine_load
+
+    load = machine_load()
     found: dict = {v: {n: [] for n in SIZES} for v in VARIANTS}
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for r in range(args.rounds):
@@ -86,7 +90,7 @@ def main() -> None:
                 found[variant][int(n)].append(t)
             print(f"round {r + 1}/{args.rounds}: {variant}", flush=True)
     lines = [f"Medians of {args.rounds} rounds, each kernel in its own process, written by "
-             "`benchmarks/reduce_threshold.py` (a float32 sum; rows of 1024).", "",
+             "`benchmarks/reduce_threshold.py` (a float32 sum; rows of 1024). " + load, "",
              "| elements | chunks serial | chunks parallel | parallel / serial "
              "| rows serial | rows parallel | parallel / serial |",
              "|---:|---:|---:|---:|---:|---:|---:|"]

@@ -226,6 +226,42 @@ def replace_group(graph: Graph, members: list[Node], forms: dict) -> Node:
 # --8<-- [end:replace_group]
 
 
+# --8<-- [start:plan_buffers]
+def plan_buffers(graph: Graph) -> None:
+    """Give each fused kernel that would allocate its result the buffer of an
+    intermediate that died before it.
+
+    The generated code frees every value after its last use (``x = None``).
+    A kernel with no dying input of its own to write over (``reusable_input``)
+    takes such a freed buffer of the same shape and dtype instead: the node
+    gets it as one more argument, which keeps it alive until then, and
+    ``FusedKernel.reads`` tells the kernel not to read it. A buffer qualifies
+    when a fresh-array producer made it, when every one of its readers is a
+    fresh-array producer that ran before the kernel (so no view of it can
+    still be alive, and the output does not return it), and when no reader
+    wrote its own result into it. Each buffer is taken once.
+    """
+    order = list(graph.nodes)
+    position = {n: i for i, n in enumerate(order)}
+    taken: set[Node] = set()
+    for node in order:
+        kernel = node.target if node.op == "call_function" else None
+        if not isinstance(kernel, FusedKernel) or kernel.reuse is not None:
+            continue
+        shape, dtype = node_shape(node), node_dtype(node)
+        for dead in order[:position[node]]:
+            if (dead not in taken and dead.users and _fresh(graph, dead)
+                    and node_shape(dead) == shape and node_dtype(dead) == dtype
+                    and all(position[u] < position[node] and _fresh(graph, u)
+                            and u.meta.get("writes_into") != dead.name for u in dead.users)):
+                taken.add(dead)
+                kernel.reads = kernel.reuse = len(node.args)
+                node.args = (*node.args, dead)
+                node.meta["writes_into"] = dead.name
+                break
+# --8<-- [end:plan_buffers]
+
+
 # --8<-- [start:fuse_elementwise]
 def fuse_elementwise(gm: Any, example_inputs: list[Any]) -> Any:
     """Rewrite ``gm`` in place: each group of two or more elementwise nodes
@@ -237,6 +273,7 @@ def fuse_elementwise(gm: Any, example_inputs: list[Any]) -> Any:
     for members in reversed(find_groups(gm.graph, forms)):
         if len(members) > 1:  # a lone node gains nothing from a kernel of its own
             replace_group(gm.graph, members, forms)
+    plan_buffers(gm.graph)
     gm.graph.lint()
     gm.recompile()
     return gm

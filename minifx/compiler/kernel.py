@@ -254,27 +254,31 @@ class FusedKernel:
     """
 
     def __init__(self, name: str, source: str, dtype: np.dtype | str,
-                 reuse: int | None = None) -> None:
+                 reuse: int | None = None, reads: int | None = None) -> None:
         self.__name__ = name
         self.source = source
         self.dtype = np.dtype(dtype)
         self.reuse = reuse  # the input whose buffer may take the result (fusion.reusable_input)
+        self.reads = reads  # inputs the kernel reads; any after them are spare buffers
         self.kernel = compile_kernel(name, source)
 
-    def __call__(self, *inputs: Any) -> Any:
-        arrays = [_to_numpy(t) for t in inputs]
-        shape = arrays[0].shape if len(arrays) == 1 else np.broadcast_shapes(
-            *(a.shape for a in arrays))
-        out = None
+    def take_buffer(self, arrays: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
+        """Where the result goes: the planned buffer when it fits, else a new one."""
         if self.reuse is not None:  # write the result over a dying intermediate
             old = arrays[self.reuse]
             if (old.shape == shape and old.dtype == self.dtype and old.flags.c_contiguous
                     and old.flags.writeable):
-                out = old
-        if out is None:
-            out = _output(shape, self.dtype)
+                return old
+        return _output(shape, self.dtype)
+
+    def __call__(self, *inputs: Any) -> Any:
+        arrays = [_to_numpy(t) for t in inputs]
+        read = arrays[:self.reads]
+        shape = read[0].shape if len(read) == 1 else np.broadcast_shapes(
+            *(a.shape for a in read))
+        out = self.take_buffer(arrays, shape)
         flat_out = out.reshape(-1)
-        flat_in = [flat_operand(a, shape) for a in arrays]
+        flat_in = [flat_operand(a, shape) for a in read]
         kernel = self.kernel
         # The kernel releases the GIL: large outputs are split in ranges run on
         # a few threads, each range a slice of every flat operand.
@@ -287,7 +291,8 @@ class FusedKernel:
 
     def __reduce__(self) -> tuple:
         """Pickle and deepcopy by source: the copy compiles it again (or finds it cached)."""
-        return (FusedKernel, (self.__name__, self.source, self.dtype.name, self.reuse))
+        return (FusedKernel, (self.__name__, self.source, self.dtype.name, self.reuse,
+                              self.reads))
 # --8<-- [end:fused_kernel]
 
 

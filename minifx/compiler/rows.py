@@ -54,7 +54,6 @@ from .kernel import (
     _constant,
     _from_numpy_like,
     _numpy_spelling,
-    _output,
     _to_numpy,
     expression,
 )
@@ -212,8 +211,8 @@ class RowKernel(FusedKernel):
 
     def __init__(self, name: str, source: str, dtype: np.dtype | str, full: tuple[int, ...],
                  layouts: list[str], out_shape: tuple[int, ...],
-                 reuse: int | None = None) -> None:
-        super().__init__(name, source, dtype, reuse)
+                 reuse: int | None = None, reads: int | None = None) -> None:
+        super().__init__(name, source, dtype, reuse, reads)
         self.full = tuple(full)
         self.layouts = list(layouts)
         self.out_shape = tuple(out_shape)
@@ -222,16 +221,9 @@ class RowKernel(FusedKernel):
         arrays = [_to_numpy(t) for t in inputs]
         full, n = self.full, self.full[-1]
         rows = math.prod(full[:-1])
-        out = None
-        if self.reuse is not None:  # write over a dying full-shape intermediate
-            old = arrays[self.reuse]
-            if (old.shape == self.out_shape and old.dtype == self.dtype
-                    and old.flags.c_contiguous and old.flags.writeable):
-                out = old
-        if out is None:
-            out = _output(self.out_shape, self.dtype)
+        out = self.take_buffer(arrays, self.out_shape)
         flat_out = out.reshape((rows, n) if self.out_shape == full else (rows,))
-        flat_in = [_as_rows(a, how, full) for a, how in zip(arrays, self.layouts)]
+        flat_in = [_as_rows(a, how, full) for a, how in zip(arrays[:self.reads], self.layouts)]
         kernel, per_row = self.kernel, [how != COL for how in self.layouts]
 
         def run(lo: int, hi: int) -> None:
@@ -248,5 +240,5 @@ class RowKernel(FusedKernel):
 
     def __reduce__(self) -> tuple:
         return (RowKernel, (self.__name__, self.source, self.dtype.name, self.full,
-                            self.layouts, self.out_shape, self.reuse))
+                            self.layouts, self.out_shape, self.reuse, self.reads))
 # --8<-- [end:row_kernel]

@@ -190,12 +190,14 @@ def reduce_rows_serial(op, out, a):
 # measurement: ``benchmarks/reduce_threshold.py`` times the serial and the
 # parallel kernel of both shapes from 3e4 to 1.7e7 elements, each in a fresh
 # process (lessons/_generated/reduce_threshold.md). A sum is one add per
-# element loaded: one thread runs at the memory's pace, and a second one only
-# helps once the array is far larger than the caches. Serial won by 1.3 to 8
-# times at every size up to 1e6; from 2e6 to 8e6 the two were within the
-# noise of a shared machine; at 1.7e7 parallel won by 1.3 times. The line sits
-# at 2**23, so that 1e7 (the largest size of benchmarks/speed.py, 40 MB) runs
-# on both cores, and every size that fits in the caches runs on one.
+# element loaded, so one thread runs at the memory's pace: serial won by 1.2
+# to 8 times at every size up to 1e6 in every run, which is the range that
+# matters (the arrays fit in the caches). Above that, a second thread can
+# only help where one core cannot draw all of the memory's bandwidth: on a
+# busy shared machine it never did (the table), on a quiet one an earlier run
+# of benchmarks/speed.py had the parallel sum of 1e7 at 27 GB/s, more than one
+# core draws. So the line sits at 2**23: 1e7 runs on both cores, every size
+# that fits in the caches on one. A quiet-machine run of the script may move it.
 PARALLEL_ROWS_MIN = 1 << 23
 PARALLEL_CHUNKS_MIN = 1 << 23
 
