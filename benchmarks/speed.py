@@ -260,30 +260,64 @@ def chain(lib: Lib):
     return fn
 
 
+def softmax_primitives(lib: Lib):
+    """Softmax as a user writes it from primitives: two reductions, three elementwise ops."""
+    def fn(x):
+        m = x.amax(-1, keepdim=True)
+        e = (x - m).exp()
+        return e / e.sum(-1, keepdim=True)
+
+    return fn
+
+
+def layer_norm_primitives(lib: Lib):
+    def fn(x, w, b):
+        mu = x.mean(-1, keepdim=True)
+        var = ((x - mu) ** 2).mean(-1, keepdim=True)
+        return (x - mu) / lib.mod.sqrt(var + 1e-5) * w + b
+
+    return fn
+
+
+# Each compiled workload: (builder of the function, inputs at n elements). The
+# reductions work on rows of 1000, as in the sizes table.
+WORKLOADS = {
+    "chain": (chain, lambda lib, n: (lib.array(data(n)),)),
+    "softmax from primitives": (softmax_primitives,
+                                lambda lib, n: (lib.array(data((n // 1000, 1000))),)),
+    "layer_norm from primitives": (layer_norm_primitives, lambda lib, n: (
+        lib.array(data((n // 1000, 1000))), lib.array(data(1000, positive=True, seed=2)),
+        lib.array(data(1000, seed=3)))),
+}
+
+
 def compiled_cases(lib: Lib, quick: bool):
-    """The chain ((sigmoid(x) * -1) * 2) + 1, eager and compiled, after warm-up."""
+    """Each workload eager and compiled (minifx numba / torch.compile), after warm-up."""
     if lib.name == "numpy":
         return
-    fn = chain(lib)
-    if lib.name == "tensor":
-        import minifx
+    for workload, (build, make) in WORKLOADS.items():
+        fn = build(lib)
+        if lib.name == "tensor":
+            import minifx
 
-        compiled, column = minifx.compile(fn, backend="numba"), "compiled"
-    else:
-        import torch
+            compiled = minifx.compile(fn, backend="numba")
+        else:
+            import torch
 
-        compiled, column = torch.compile(fn, backend="inductor"), "compiled"
-    for n in SIZES:
-        x = lib.array(data(n))
-        yield f"chain, {size_name(n)}", lambda x=x: fn(x)
-        start = time.perf_counter()
-        try:
-            compiled(x)
-        except Exception as error:  # noqa: BLE001  (reported, not hidden)
-            yield f"chain, {size_name(n)}", error
-            continue
-        yield f"compile time, {size_name(n)}", ("compiled", time.perf_counter() - start)
-        yield f"chain, {size_name(n)}", (column, lambda x=x: compiled(x))
+            compiled = torch.compile(fn, backend="inductor")
+        for n in SIZES:
+            args = make(lib, n)
+            case = f"{workload}, {size_name(n)}"
+            yield case, lambda args=args, fn=fn: fn(*args)
+            start = time.perf_counter()
+            try:
+                compiled(*args)
+            except Exception as error:  # noqa: BLE001  (reported, not hidden)
+                yield case, error
+                continue
+            yield f"compile time {workload}, {size_name(n)}", ("compiled",
+                                                               time.perf_counter() - start)
+            yield case, ("compiled", lambda args=args, c=compiled: c(*args))
 
 
 def bandwidth_cases(lib: Lib, quick: bool):
@@ -303,11 +337,23 @@ def bandwidth_cases(lib: Lib, quick: bool):
         for i in numba.prange(a.size):
             out[i] = a[i] + s * b[i]
 
+    from tensor.backend._kernels import scalar
+
+    @numba.njit(parallel=True, nogil=True, error_model="numpy", fastmath={"contract"})
+    def chain_arithmetic(out, a):
+        """The chain's own loop at its best: prange, preallocated output. How fast the
+        arithmetic (sigmoid's exp and division) lets any kernel of it go."""
+        for i in numba.prange(a.size):
+            out[i] = ((scalar.sigmoid(a[i]) * np.float32(-1.0)) * np.float32(2.0)) \
+                + np.float32(1.0)
+
     for n in SIZES:
         a, b, out = data(n), data(n, seed=1), np.empty(n, np.float32)
         yield f"copy, {size_name(n)}", ("bytes", 8 * n, lambda o=out, a=a: copy(o, a))
         yield f"triad, {size_name(n)}", ("bytes", 12 * n,
                                          lambda o=out, a=a, b=b: triad(o, a, b, np.float32(3)))
+        yield f"chain arithmetic, {size_name(n)}", ("bytes", 8 * n,
+                                                    lambda o=out, a=a: chain_arithmetic(o, a))
 
 
 GROUPS = {
@@ -464,43 +510,57 @@ def compiled_table(table: dict, gbs_of: dict) -> list[str]:
             "minifx / torch.compile", "minifx GB/s (% of copy)"]
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
     errors = []
-    for n in SIZES:
-        s = size_name(n)
-        case = f"chain, {s}"
-        get = {col: med(table.get((case, col))) for col in (
-            "tensor", "tensor compiled", "torch", "torch THP", "torch compiled",
-            "torch THP compiled")}
-        for col in ("tensor compiled", "torch compiled"):
-            for row in table.get((case, col), []):
-                if "error" in row:
-                    errors.append(f"{col} at {s}: {row['error']}")
-        ours = get["tensor compiled"]
-        gbs = 8 * n / ours / 1e9 if ours else None
-        share = f" ({gbs / copy_gbs[s]:.0%})" if gbs and s in copy_gbs else ""
-        lines.append("| " + " | ".join([
-            case, fmt(get["tensor"]), fmt(ours), fmt(get["torch"]), fmt(get["torch THP"]),
-            fmt(get["torch compiled"]), fmt(get["torch THP compiled"]), ratio(ours, get["torch"]),
-            ratio(ours, get["torch compiled"]), (f"{gbs:.1f}{share}" if gbs else "")]) + " |")
+    for workload in WORKLOADS:
+        for n in SIZES:
+            s = size_name(n)
+            case = f"{workload}, {s}"
+            get = {col: med(table.get((case, col))) for col in (
+                "tensor", "tensor compiled", "torch", "torch THP", "torch compiled",
+                "torch THP compiled")}
+            for col in ("tensor compiled", "torch compiled"):
+                for row in table.get((case, col), []):
+                    if "error" in row:
+                        errors.append(f"{col} at {s}: {row['error']}")
+            ours = get["tensor compiled"]
+            # Each workload reads its input once and writes its result once (float32).
+            gbs = 8 * n / ours / 1e9 if ours else None
+            share = f" ({gbs / copy_gbs[s]:.0%})" if gbs and s in copy_gbs else ""
+            lines.append("| " + " | ".join([
+                case, fmt(get["tensor"]), fmt(ours), fmt(get["torch"]), fmt(get["torch THP"]),
+                fmt(get["torch compiled"]), fmt(get["torch THP compiled"]),
+                ratio(ours, get["torch"]), ratio(ours, get["torch compiled"]),
+                (f"{gbs:.1f}{share}" if gbs else "")]) + " |")
     lines += ["", "| first call (trace + compile) | minifx numba | torch.compile (Inductor) |",
               "|---|---:|---:|"]
-    for n in SIZES:
-        case = f"compile time, {size_name(n)}"
-        ours = table.get((case, "tensor compiled"), [])
-        theirs = table.get((case, "torch compiled"), [])
-        cold = fmt(theirs[0]["seconds"]) if theirs else ""
-        warm = fmt(med(theirs[1:])) if len(theirs) > 1 else ""
-        lines.append(f"| {size_name(n)} | {fmt(med(ours))} | {cold} cold cache"
-                     + (f", {warm} warm cache" if warm else "") + " |")
+    for workload in WORKLOADS:
+        for n in SIZES:
+            case = f"compile time {workload}, {size_name(n)}"
+            ours = table.get((case, "tensor compiled"), [])
+            theirs = table.get((case, "torch compiled"), [])
+            cold = fmt(theirs[0]["seconds"]) if theirs else ""
+            warm = fmt(med(theirs[1:])) if len(theirs) > 1 else ""
+            lines.append(f"| {workload}, {size_name(n)} | {fmt(med(ours))} | {cold} cold cache"
+                         + (f", {warm} warm cache" if warm else "") + " |")
     lines += ["", "At 1e5 both compile from scratch. At the larger sizes minifx traces again "
               "and finds the kernel's source already compiled; Inductor recompiles once with "
               "a dynamic size, then reuses that graph. The cold Inductor figure is the first "
               "round's, with an empty cache directory; later rounds find its on-disk cache."]
     if gbs_of:
-        lines += ["", "| bandwidth (numba prange, preallocated output) | GB/s |", "|---|---:|"]
+        lines += ["", "| bandwidth (numba prange, preallocated output; bytes read + written) "
+                  "| GB/s |", "|---|---:|"]
         lines += [f"| {case} | {gbs:.1f} |" for case, gbs in gbs_of.items()]
     if errors:
         lines += ["", *(f"- {e}" for e in errors)]
     return lines
+
+
+def machine_load() -> str:
+    """One sentence on how busy the machine was: timings from a shared machine are noisy."""
+    load = os.getloadavg()[0]
+    cores = os.cpu_count() or 1
+    verdict = ("other work shared the cores" if load > 0.5 * cores
+               else "the machine was otherwise quiet")
+    return f"Load average when the run began: {load:.1f} on {cores} cores ({verdict})."
 
 
 def main() -> None:
@@ -520,7 +580,7 @@ def main() -> None:
     start = time.perf_counter()
     env_extra = {"TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(prefix="speed-inductor-")}
     note = (f"Medians of {rounds} rounds, each side in its own process, written by "
-            f"`benchmarks/speed.py{' --quick' if args.quick else ''}`.")
+            f"`benchmarks/speed.py{' --quick' if args.quick else ''}`. {machine_load()}")
     OUT.mkdir(parents=True, exist_ok=True)
     found: dict = {}
     problems = []

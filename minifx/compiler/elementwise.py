@@ -20,7 +20,7 @@ from .._framework import library_packages
 from ..node import Argument, Node, qualified_name
 
 # --8<-- [start:ops]
-UNARY = ("neg", "exp", "sigmoid", "tanh", "relu", "abs", "sqrt")
+UNARY = ("neg", "exp", "log", "sigmoid", "tanh", "relu", "abs", "sqrt", "rsqrt")
 BINARY = ("add", "sub", "mul", "div", "pow")
 COMPARE = ("gt", "lt", "ge", "le", "eq", "ne")
 
@@ -139,3 +139,60 @@ def as_pointwise(node: Node) -> Pointwise | None:
     if not any(isinstance(a, Node) for a in operands):
         return None
     return Pointwise(op, operands, low, high)
+
+
+# --8<-- [start:reductions]
+# Reductions a fused group may hold: over the last dim, keeping it (the shape
+# of ``x.sum(-1, keepdim=True)``), so that their result broadcasts back over
+# the row they came from. That is how softmax and layer_norm are written
+# from primitives; ``fusion.py`` wraps such a reduction in the elementwise
+# work before it (its prologue) and after it (its epilogue).
+REDUCTIONS = ("sum", "mean", "amax")
+_REDUCTION_PARAMETERS = ("input", "dim", "keepdim")
+_REDUCTION_HARMLESS = {"dtype": None}
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """``op`` over the last dim of ``operands[0]``, keeping that dim (size 1)."""
+
+    op: str
+    operands: tuple[Node]
+
+    @property
+    def input_nodes(self) -> list[Node]:
+        return [self.operands[0]]
+
+
+def _last_dim(dim: Any, ndim: int) -> bool:
+    """Is ``dim`` (an int, or a one-element tuple or list) the last of ``ndim`` dims?"""
+    if isinstance(dim, (tuple, list)) and len(dim) == 1:
+        dim = dim[0]
+    return isinstance(dim, int) and not isinstance(dim, bool) and ndim >= 1 \
+        and dim in (-1, ndim - 1)
+
+
+def as_reduction(node: Node, ndim: int) -> Reduction | None:
+    """The canonical form of ``node`` if it is a sum, mean or amax over the last
+    of ``ndim`` dims with ``keepdim=True``, in any spelling; else None."""
+    op = None
+    if node.op == "call_method" and node.target in REDUCTIONS:
+        op = node.target
+    elif node.op == "call_function":
+        try:
+            package, _, rest = qualified_name(node.target).partition(".")
+        except (RuntimeError, AttributeError):
+            return None
+        if package in FRAMEWORK_PACKAGES and rest in REDUCTIONS:
+            op = rest
+    if op is None:
+        return None
+    kwargs = {k: v for k, v in node.kwargs.items()
+              if k not in _REDUCTION_HARMLESS or _REDUCTION_HARMLESS[k] != v}
+    bound = _bind(_REDUCTION_PARAMETERS, node.args, kwargs)
+    if bound is None or not isinstance(bound.get("input"), Node):
+        return None
+    if bound.get("keepdim") is not True or not _last_dim(bound.get("dim"), ndim):
+        return None
+    return Reduction(op, (bound["input"],))
+# --8<-- [end:reductions]

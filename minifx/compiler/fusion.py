@@ -23,8 +23,9 @@ import numpy as np
 from ..graph import Graph
 from ..node import Node
 from ..passes.shape_prop import ShapeProp, TensorMetadata
-from .elementwise import COMPARE, Pointwise, as_pointwise
+from .elementwise import COMPARE, Pointwise, Reduction, as_pointwise, as_reduction
 from .kernel import FusedKernel, kernel_source
+from .rows import RowKernel, row_kernel_source, row_shape
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _BOOL = np.dtype(np.bool_)
@@ -59,12 +60,36 @@ def _dtypes_fit(form: Pointwise, result: np.dtype | None, operands: list) -> boo
     return all(d in _FLOATS or d == _BOOL for d in operands)
 
 
-def fusible_nodes(graph: Graph) -> dict[Node, Pointwise]:
+def node_shape(node: Node) -> tuple[int, ...] | None:
+    """The shape of the tensor a node produced (ShapeProp's record), or None."""
+    meta = node.meta.get("tensor_meta")
+    return tuple(meta.shape) if isinstance(meta, TensorMetadata) else None
+
+
+def _reduction(node: Node) -> Reduction | None:
+    """A float sum / mean / amax over the last dim (of size > 1), the dim kept."""
+    if node.op not in ("call_function", "call_method") or not node.args \
+            or not isinstance(node.args[0], Node):
+        return None
+    shape = node_shape(node.args[0])
+    if shape is None or not shape or shape[-1] < 2:
+        return None
+    form = as_reduction(node, len(shape))
+    if form is None or node_dtype(node) not in _FLOATS \
+            or node_dtype(node) != node_dtype(node.args[0]):
+        return None
+    return form
+
+
+def fusible_nodes(graph: Graph) -> dict[Node, Pointwise | Reduction]:
     """Every node the backend can put in a kernel, with its canonical form."""
-    forms = {}
+    forms: dict[Node, Pointwise | Reduction] = {}
     for n in graph.nodes:
         form = as_pointwise(n)
         if form is None:
+            reduction = _reduction(n)
+            if reduction is not None:
+                forms[n] = reduction
             continue
         if _dtypes_fit(form, node_dtype(n), [node_dtype(a) for a in form.input_nodes]):
             forms[n] = form
@@ -73,7 +98,31 @@ def fusible_nodes(graph: Graph) -> dict[Node, Pointwise]:
 
 
 # --8<-- [start:find_groups]
-def find_groups(graph: Graph, forms: dict[Node, Pointwise]) -> list[list[Node]]:
+def _reads(form: Pointwise | Reduction) -> tuple[int, ...] | None:
+    """The shape a reduction reads; None for an elementwise node."""
+    return node_shape(form.operands[0]) if isinstance(form, Reduction) else None
+
+
+def _joins(a: Node, group: set[Node], full: tuple | None, forms: dict) -> tuple | None | bool:
+    """Can ``a`` join ``group``, whose reductions read ``full`` (None: none yet)?
+
+    A group with reductions runs row by row (``rows.py``), so each of its
+    nodes must have the full shape its reductions read or their row shape.
+    Returns False when ``a`` cannot join, else the group's full shape after it.
+    """
+    own = _reads(forms[a])
+    if own is None:  # elementwise
+        if full is not None and node_shape(a) not in (full, row_shape(full)):
+            return False
+        return full
+    if full is not None and own != full:
+        return False
+    if any(node_shape(m) not in (own, row_shape(own)) for m in group):
+        return False
+    return own
+
+
+def find_groups(graph: Graph, forms: dict[Node, Pointwise | Reduction]) -> list[list[Node]]:
     """Groups of fusible nodes, each in graph order, each ending with the one
     node whose value leaves the group."""
     position = {n: i for i, n in enumerate(graph.nodes)}
@@ -82,7 +131,7 @@ def find_groups(graph: Graph, forms: dict[Node, Pointwise]) -> list[list[Node]]:
     for last in reversed(graph.nodes):
         if last not in forms or last in taken:
             continue
-        group = {last}
+        group, full = {last}, _reads(forms[last])
         grew = True
         while grew:  # an input joins once all of its users have joined
             grew = False
@@ -90,8 +139,11 @@ def find_groups(graph: Graph, forms: dict[Node, Pointwise]) -> list[list[Node]]:
                 for a in forms[member].input_nodes:
                     if (a in forms and a not in taken and a not in group
                             and all(u in group for u in a.users)):
-                        group.add(a)
-                        grew = True
+                        joined = _joins(a, group, full, forms)
+                        if joined is not False:
+                            group.add(a)
+                            full = joined
+                            grew = True
         taken |= group
         groups.append(sorted(group, key=position.__getitem__))
     groups.reverse()
@@ -144,15 +196,22 @@ def reusable_input(graph: Graph, members: list[Node], inputs: list[Node]) -> int
 
 
 # --8<-- [start:replace_group]
-def replace_group(graph: Graph, members: list[Node], forms: dict[Node, Pointwise]) -> Node:
+def replace_group(graph: Graph, members: list[Node], forms: dict) -> Node:
     """One ``call_function`` node in place of ``members``; returns it."""
     last = members[-1]
     dtypes = {n: node_dtype(n) for n in members}
     for n in members:
         dtypes.update({a: node_dtype(a) for a in forms[n].input_nodes})
-    name, source, inputs = kernel_source(members, forms, dtypes)
-    reuse = reusable_input(graph, members, inputs)
-    kernel = FusedKernel(name, source, dtypes[last], reuse)
+    full = next((_reads(forms[n]) for n in members if isinstance(forms[n], Reduction)), None)
+    if full is None:  # elementwise only: one flat loop
+        name, source, inputs = kernel_source(members, forms, dtypes)
+        reuse = reusable_input(graph, members, inputs)
+        kernel = FusedKernel(name, source, dtypes[last], reuse)
+    else:  # around reductions: row by row
+        shapes = {n: node_shape(n) for n in dtypes}
+        name, source, inputs, layouts = row_kernel_source(members, forms, dtypes, shapes, full)
+        reuse = reusable_input(graph, members, inputs)
+        kernel = RowKernel(name, source, dtypes[last], full, layouts, shapes[last], reuse)
     with graph.inserting_before(last):
         fused = graph.create_node("call_function", kernel, tuple(inputs),
                                   name=name.removeprefix("fused_"))
@@ -167,6 +226,42 @@ def replace_group(graph: Graph, members: list[Node], forms: dict[Node, Pointwise
 # --8<-- [end:replace_group]
 
 
+# --8<-- [start:plan_buffers]
+def plan_buffers(graph: Graph) -> None:
+    """Give each fused kernel that would allocate its result the buffer of an
+    intermediate that died before it.
+
+    The generated code frees every value after its last use (``x = None``).
+    A kernel with no dying input of its own to write over (``reusable_input``)
+    takes such a freed buffer of the same shape and dtype instead: the node
+    gets it as one more argument, which keeps it alive until then, and
+    ``FusedKernel.reads`` tells the kernel not to read it. A buffer qualifies
+    when a fresh-array producer made it, when every one of its readers is a
+    fresh-array producer that ran before the kernel (so no view of it can
+    still be alive, and the output does not return it), and when no reader
+    wrote its own result into it. Each buffer is taken once.
+    """
+    order = list(graph.nodes)
+    position = {n: i for i, n in enumerate(order)}
+    taken: set[Node] = set()
+    for node in order:
+        kernel = node.target if node.op == "call_function" else None
+        if not isinstance(kernel, FusedKernel) or kernel.reuse is not None:
+            continue
+        shape, dtype = node_shape(node), node_dtype(node)
+        for dead in order[:position[node]]:
+            if (dead not in taken and dead.users and _fresh(graph, dead)
+                    and node_shape(dead) == shape and node_dtype(dead) == dtype
+                    and all(position[u] < position[node] and _fresh(graph, u)
+                            and u.meta.get("writes_into") != dead.name for u in dead.users)):
+                taken.add(dead)
+                kernel.reads = kernel.reuse = len(node.args)
+                node.args = (*node.args, dead)
+                node.meta["writes_into"] = dead.name
+                break
+# --8<-- [end:plan_buffers]
+
+
 # --8<-- [start:fuse_elementwise]
 def fuse_elementwise(gm: Any, example_inputs: list[Any]) -> Any:
     """Rewrite ``gm`` in place: each group of two or more elementwise nodes
@@ -178,6 +273,7 @@ def fuse_elementwise(gm: Any, example_inputs: list[Any]) -> Any:
     for members in reversed(find_groups(gm.graph, forms)):
         if len(members) > 1:  # a lone node gains nothing from a kernel of its own
             replace_group(gm.graph, members, forms)
+    plan_buffers(gm.graph)
     gm.graph.lint()
     gm.recompile()
     return gm

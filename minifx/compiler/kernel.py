@@ -38,11 +38,13 @@ from .elementwise import COMPARE, Pointwise
 TEMPLATES = {
     "neg": "-{0}",
     "exp": "scalar.exp({0})",
+    "log": "scalar.log({0})",
     "sigmoid": "scalar.sigmoid({0})",
     "tanh": "scalar.tanh({0})",
     "relu": "scalar.relu({0})",
     "abs": "scalar.absolute({0})",
     "sqrt": "scalar.sqrt({0})",
+    "rsqrt": "scalar.rsqrt({0})",
     "add": "{0} + {1}",
     "sub": "{0} - {1}",
     "mul": "{0} * {1}",
@@ -86,6 +88,35 @@ def _small_integer(value: Any) -> int | None:
     return None
 
 
+def expression(form: Pointwise, node: Node, dtypes: dict[Node, np.dtype],
+               operand: Any) -> str:
+    """The right-hand side of ``node``'s line in a kernel.
+
+    ``operand(a, dtype)`` spells one operand (a Node or a number) as a value
+    of ``dtype``: a local name, an element read, a typed constant. Flat and
+    row kernels read their inputs differently, and share everything else.
+    """
+    if form.op in COMPARE:  # compare in the operands' common dtype
+        compute = np.result_type(*(dtypes[a] for a in form.input_nodes))
+    else:
+        compute = dtypes[node]
+    if form.op == "clamp":
+        expr = operand(form.operands[0], compute)
+        if form.low is not None:
+            expr = f"scalar.maximum({expr}, {_constant(form.low, compute)})"
+        if form.high is not None:
+            expr = f"scalar.minimum({expr}, {_constant(form.high, compute)})"
+        return expr
+    if form.op == "where":
+        condition, *values = form.operands
+        return TEMPLATES["where"].format(
+            operand(condition, np.dtype(np.bool_)), *(operand(v, compute) for v in values))
+    if form.op == "pow" and not isinstance(form.operands[1], Node) \
+            and _small_integer(form.operands[1]) is not None:
+        return f"{operand(form.operands[0], compute)} ** {_small_integer(form.operands[1])}"
+    return TEMPLATES[form.op].format(*(operand(a, compute) for a in form.operands))
+
+
 # --8<-- [start:kernel_source]
 def kernel_source(
     members: list[Node],
@@ -121,30 +152,7 @@ def kernel_source(
         text = local[a] if a in inside else f"{arrays[a]}[i]"
         return text if dtypes[a] == compute else f"{_numpy_spelling(compute)}({text})"
 
-    body = []
-    for n in members:
-        form = forms[n]
-        if form.op in COMPARE:  # compare in the operands' common dtype
-            compute = np.result_type(*(dtypes[a] for a in form.input_nodes))
-        else:
-            compute = dtypes[n]
-        if form.op == "clamp":
-            expr = operand(form.operands[0], compute)
-            if form.low is not None:
-                expr = f"scalar.maximum({expr}, {_constant(form.low, compute)})"
-            if form.high is not None:
-                expr = f"scalar.minimum({expr}, {_constant(form.high, compute)})"
-        elif form.op == "where":
-            condition, *values = form.operands
-            expr = TEMPLATES["where"].format(
-                operand(condition, np.dtype(np.bool_)), *(operand(v, compute) for v in values))
-        elif form.op == "pow" and not isinstance(form.operands[1], Node) \
-                and _small_integer(form.operands[1]) is not None:
-            base = operand(form.operands[0], compute)
-            expr = f"{base} ** {_small_integer(form.operands[1])}"
-        else:
-            expr = TEMPLATES[form.op].format(*(operand(a, compute) for a in form.operands))
-        body.append(f"        {local[n]} = {expr}")
+    body = [f"        {local[n]} = {expression(forms[n], n, dtypes, operand)}" for n in members]
     body.append(f"        out[i] = {local[members[-1]]}")
 
     header = ["import numpy as np"]
@@ -240,27 +248,31 @@ class FusedKernel:
     """
 
     def __init__(self, name: str, source: str, dtype: np.dtype | str,
-                 reuse: int | None = None) -> None:
+                 reuse: int | None = None, reads: int | None = None) -> None:
         self.__name__ = name
         self.source = source
         self.dtype = np.dtype(dtype)
         self.reuse = reuse  # the input whose buffer may take the result (fusion.reusable_input)
+        self.reads = reads  # inputs the kernel reads; any after them are spare buffers
         self.kernel = compile_kernel(name, source)
 
-    def __call__(self, *inputs: Any) -> Any:
-        arrays = [_to_numpy(t) for t in inputs]
-        shape = arrays[0].shape if len(arrays) == 1 else np.broadcast_shapes(
-            *(a.shape for a in arrays))
-        out = None
+    def take_buffer(self, arrays: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
+        """Where the result goes: the planned buffer when it fits, else a new one."""
         if self.reuse is not None:  # write the result over a dying intermediate
             old = arrays[self.reuse]
             if (old.shape == shape and old.dtype == self.dtype and old.flags.c_contiguous
                     and old.flags.writeable):
-                out = old
-        if out is None:
-            out = _output(shape, self.dtype)
+                return old
+        return _output(shape, self.dtype)
+
+    def __call__(self, *inputs: Any) -> Any:
+        arrays = [_to_numpy(t) for t in inputs]
+        read = arrays[:self.reads]
+        shape = read[0].shape if len(read) == 1 else np.broadcast_shapes(
+            *(a.shape for a in read))
+        out = self.take_buffer(arrays, shape)
         flat_out = out.reshape(-1)
-        flat_in = [flat_operand(a, shape) for a in arrays]
+        flat_in = [flat_operand(a, shape) for a in read]
         kernel = self.kernel
         # The kernel releases the GIL: large outputs are split in ranges run on
         # a few threads, each range a slice of every flat operand.
@@ -279,6 +291,7 @@ class FusedKernel:
 
     def __reduce__(self) -> tuple:
         """Pickle and deepcopy by source: the copy compiles it again (or finds it cached)."""
-        return (FusedKernel, (self.__name__, self.source, self.dtype.name, self.reuse))
+        return (FusedKernel, (self.__name__, self.source, self.dtype.name, self.reuse,
+                              self.reads))
 # --8<-- [end:fused_kernel]
 

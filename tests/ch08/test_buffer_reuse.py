@@ -89,3 +89,44 @@ def test_torch_linear_epilogue_in_place():
         for _ in range(2):
             torch.testing.assert_close(compiled(x), model(x))
     assert [n.meta.get("writes_into") for n in fused_nodes(compiled).values()] == ["lin"]
+
+
+def test_a_kernel_takes_the_buffer_of_an_intermediate_that_died_before_it(monkeypatch):
+    from minifx.compiler import kernel
+
+    def f(x, w):
+        h = tensor.matmul(x, w)  # fresh, read only by the next matmul: dead after it
+        z = tensor.matmul(h, w)
+        return tensor.sigmoid(x) * 2.0 + z.sum()  # reads an input and a 0-d value
+
+    x, w = tensor.randn(40, 40), tensor.randn(40, 40)
+    compiled = minifx.compile(f, backend="numba")
+    for _ in range(2):
+        tensor.testing.assert_close(compiled(x, w), f(x, w))
+    (node,) = fused_nodes(compiled).values()
+    assert node.meta["writes_into"] == "matmul"
+    assert node.target.reads == 2 and node.args[-1].name == "matmul"
+    (gm,) = compiled.cache.values()
+    assert "matmul = None" not in gm.code.split("matmul_1 = ")[1].split("\n")[0]
+    calls = []
+    real = kernel._output
+    monkeypatch.setattr(kernel, "_output", lambda *a: calls.append(a) or real(*a))
+    compiled(x, w)
+    assert calls == []
+
+
+def test_a_buffer_still_holding_a_value_is_not_taken():
+    def f(x, w):
+        h = tensor.matmul(x, w)
+        g = tensor.tanh(h) * 2.0  # writes into h: h's memory now holds g
+        z = tensor.matmul(g, w)
+        return tensor.sigmoid(x) * 2.0 + z.sum(), g
+
+    x, w = tensor.randn(30, 30), tensor.randn(30, 30)
+    compiled = minifx.compile(f, backend="numba")
+    out, g = compiled(x, w)
+    want, want_g = f(x, w)
+    tensor.testing.assert_close(out, want)
+    tensor.testing.assert_close(g, want_g)
+    writes = [n.meta.get("writes_into") for n in fused_nodes(compiled).values()]
+    assert writes == ["matmul", None]

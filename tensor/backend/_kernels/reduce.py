@@ -14,7 +14,9 @@ propagates through amax and amin, as in torch.
 
 from __future__ import annotations
 
-from numba import njit, prange
+import numpy as np
+from numba import njit, prange, types
+from numba.extending import intrinsic, overload
 
 from .scalar import like
 from .strides import position, row_start
@@ -55,12 +57,90 @@ def _extreme_run(op, a, p, n, s, m):
     return m
 
 
+@intrinsic
+def _bits_as_float(typingctx, bits, like):
+    """The float (of ``like``'s type) whose bits are the integer ``bits`` (same width)."""
+    sig = like(bits, like)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(signature.return_type))
+
+    return sig, codegen
+
+
+@njit
+def _extreme_bits(bits, flip, mask, inf_bits):
+    """The largest key of a float row seen as integers (``bits``), and whether it holds NaN.
+
+    A float's bits, read as a signed integer, sort like the float when it is
+    positive; for a negative float, flipping all bits but the sign makes them
+    sort too (the *key*). So the max of floats is the max of their keys, and
+    an integer max is a reduction LLVM vectorises, where a float max with
+    torch's NaN rule is not. ``flip`` all ones (~k reverses the order) turns
+    the max into a min; 0 leaves it. A NaN is any value whose bits, sign
+    removed, exceed those of infinity.
+    """
+    best = (bits[0] ^ mask if bits[0] < 0 else bits[0]) ^ flip
+    worst = bits[0] & mask
+    for i in range(bits.size):
+        b = bits[i]
+        k = (b ^ mask if b < 0 else b) ^ flip
+        best = k if k > best else best
+        w = b & mask
+        worst = w if w > worst else worst
+    best ^= flip
+    return (best ^ mask if best < 0 else best), worst > inf_bits
+
+
+def _extreme_unit(op, a, p, n):
+    """max (op 2) or min (op 3) of a[p:p+n] (n >= 1, contiguous); NaN wins.
+
+    Float32 and float64 go through integer keys (``_extreme_bits``), which
+    vectorise; other dtypes take the plain scan. (A stub: numba compiles the
+    overload below for each dtype.)
+    """
+
+
+@overload(_extreme_unit)
+def _extreme_unit_for(op, a, p, n):
+    if a.dtype == types.float32:
+        ints, mask, inf_bits = np.int32, np.int32(0x7FFFFFFF), np.int32(0x7F800000)
+    elif a.dtype == types.float64:
+        ints, mask = np.int64, np.int64(0x7FFFFFFFFFFFFFFF)
+        inf_bits = np.int64(0x7FF0000000000000)
+    else:
+        return lambda op, a, p, n: _extreme_run(op, a, p + 1, n - 1, 1, a[p])
+
+    def impl(op, a, p, n):
+        x = a[p : p + n]
+        flip = ints(0) if op == 2 else ints(-1)
+        best, nan = _extreme_bits(x.view(ints), flip, mask, inf_bits)
+        return like(x[0], np.nan) if nan else _bits_as_float(ints(best), x[0])
+
+    return impl
+
+
 @njit(cache=True)
 def reduce_run(op, a, p, n, s):
     """One reduction code over one run of elements (n >= 1 for amax/amin)."""
     if op <= 1:
         return _sum_run(a, p, n, s)
+    if s == 1:
+        return _extreme_unit(op, a, p, n)
     return _extreme_run(op, a, p + s, n - 1, s, a[p])
+
+
+# ---- whole rows, for the kernels minifx.compile generates ----------------------
+@njit
+def row_sum(x):
+    """Sum of a contiguous 1-d array."""
+    return _sum_run(x, 0, x.size, 1)
+
+
+@njit
+def row_amax(x):
+    """Largest element of a contiguous 1-d array (size >= 1); NaN propagates."""
+    return _extreme_unit(2, x, 0, x.size)
 
 
 @njit(cache=True, parallel=True)
@@ -106,11 +186,24 @@ def reduce_rows_serial(op, out, a):
         out[r] = reduce_run(op, flat, r * n, n, 1)
 
 
-PARALLEL_ROWS_MIN = 1 << 16
+# Elements from which a reduction runs on several threads, set from
+# measurement: ``benchmarks/reduce_threshold.py`` times the serial and the
+# parallel kernel of both shapes from 3e4 to 1.7e7 elements, each in a fresh
+# process (lessons/_generated/reduce_threshold.md). A sum is one add per
+# element loaded, so one thread runs at the memory's pace: serial won by 1.2
+# to 8 times at every size up to 1e6 in every run, which is the range that
+# matters (the arrays fit in the caches). Above that, a second thread can
+# only help where one core cannot draw all of the memory's bandwidth: on a
+# busy shared machine it never did (the table), on a quiet one an earlier run
+# of benchmarks/speed.py had the parallel sum of 1e7 at 27 GB/s, more than one
+# core draws. So the line sits at 2**23: 1e7 runs on both cores, every size
+# that fits in the caches on one. A quiet-machine run of the script may move it.
+PARALLEL_ROWS_MIN = 1 << 23
+PARALLEL_CHUNKS_MIN = 1 << 23
 
 
 @njit(cache=True, parallel=True)
-def reduce_chunks(op, partial, a):
+def reduce_chunks_parallel(op, partial, a):
     """Partial reductions of a contiguous 1-d array, one per CHUNK, in parallel."""
     n = a.size
     for c in prange(partial.size):
@@ -118,26 +211,84 @@ def reduce_chunks(op, partial, a):
         partial[c] = reduce_run(op, a, lo, min(CHUNK, n - lo), 1)
 
 
-@njit(cache=True, parallel=True)
-def argmax_strided(out, kshape, kstrides, a, a_off, rshape, rstrides):
-    """Index (C order over the reduced dims) of the first largest element; NaN wins."""
+@njit(cache=True)
+def reduce_chunks_serial(op, partial, a):
+    """``reduce_chunks_parallel`` on one thread, the same partial sums in the same order."""
+    n = a.size
+    for c in range(partial.size):
+        lo = c * CHUNK
+        partial[c] = reduce_run(op, a, lo, min(CHUNK, n - lo), 1)
+
+
+def reduce_chunks(op: int, partial, a) -> None:
+    """Partial reductions per CHUNK: on one thread below ``PARALLEL_CHUNKS_MIN``
+    elements, where waking the others costs more than they save."""
+    if a.size >= PARALLEL_CHUNKS_MIN:
+        reduce_chunks_parallel(op, partial, a)
+    else:
+        reduce_chunks_serial(op, partial, a)
+
+
+@njit
+def _argmax_unit(a, p, n):
+    """Index of the first largest of a[p:p+n] (contiguous), NaN first: the
+    vectorised max (``reduce_run``), then a scan that stops where it is."""
+    m = reduce_run(2, a, p, n, 1)
+    x = a[p : p + n]
+    if m != m:
+        for j in range(n):
+            if x[j] != x[j]:
+                return j
+    for j in range(n):
+        if x[j] == m:
+            return j
+    return 0
+
+
+@njit
+def _argmax_one(k, kshape, kstrides, a, a_off, rshape, rstrides):
+    """argmax for output element k: the index, C order over the reduced dims."""
     inner = rshape[-1]
     rows = 1
     for d in range(len(rshape) - 1):
         rows *= rshape[d]
     last = rstrides[-1]
+    base = position(k, kshape, kstrides, a_off)
+    if rows == 1 and last == 1:
+        return _argmax_unit(a, base, inner)
+    best = a[base]
+    best_i = 0
+    for r in range(rows):
+        p = row_start(r, rshape, rstrides, base)
+        for j in range(inner):
+            x = a[p + j * last]
+            if _better(2, x, best):
+                best = x
+                best_i = r * inner + j
+    return best_i
+
+
+@njit(cache=True, parallel=True)
+def argmax_parallel(out, kshape, kstrides, a, a_off, rshape, rstrides):
+    """Index (C order over the reduced dims) of the first largest element; NaN wins."""
     for k in prange(out.size):
-        base = position(k, kshape, kstrides, a_off)
-        best = a[base]
-        best_i = 0
-        for r in range(rows):
-            p = row_start(r, rshape, rstrides, base)
-            for j in range(inner):
-                x = a[p + j * last]
-                if _better(2, x, best):
-                    best = x
-                    best_i = r * inner + j
-        out[k] = best_i
+        out[k] = _argmax_one(k, kshape, kstrides, a, a_off, rshape, rstrides)
+
+
+@njit(cache=True)
+def argmax_serial(out, kshape, kstrides, a, a_off, rshape, rstrides):
+    """``argmax_parallel`` on one thread."""
+    for k in range(out.size):
+        out[k] = _argmax_one(k, kshape, kstrides, a, a_off, rshape, rstrides)
+
+
+def argmax_strided(out, kshape, kstrides, a, a_off, rshape, rstrides) -> None:
+    """argmax of every kept index: on one thread below ``PARALLEL_ROWS_MIN`` elements."""
+    count = out.size
+    for d in rshape:
+        count *= int(d)
+    kernel = argmax_parallel if count >= PARALLEL_ROWS_MIN else argmax_serial
+    kernel(out, kshape, kstrides, a, a_off, rshape, rstrides)
 
 
 def partial_count(n: int) -> int:

@@ -1,0 +1,244 @@
+"""Row kernels: reductions over the last dim, fused with the elementwise work
+around them.
+
+Softmax written from primitives is two reductions and three elementwise
+operations:
+
+    m = x.amax(-1, keepdim=True)
+    e = (x - m).exp()
+    out = e / e.sum(-1, keepdim=True)
+
+Each eager line reads and writes a whole array. A *row kernel* runs all of
+them row by row instead: one loop over the rows, and inside it one loop over
+the row's elements for each reduction (its *prologue*, the elementwise work
+that feeds it, computed on the fly) and one more for the result (the
+*epilogue*). A row is a few kilobytes, so everything after the first read of
+``x`` comes from the cache:
+
+    for r in range(out.shape[0]):
+        amax = rd.row_amax(x[r])
+        for j in range(n):
+            sub = x[r, j] - amax
+            exp = scalar.exp(sub)
+            exp_row[j] = exp
+        sum_1 = rd.row_sum(exp_row)
+        for j in range(n):
+            out[r, j] = exp_row[j] / sum_1
+
+Every node of the group has one of two shapes: the *full* shape the
+reductions read, ``(..., n)``, or the *row* shape they produce, ``(..., 1)``.
+Full-shape nodes are computed element by element inside a loop over ``j``;
+row-shape nodes (the reductions and whatever is computed from them alone)
+are one number per row. A full-shape node that a reduction reads is stored
+in a scratch row (``exp_row``) so that a later loop reads it back instead of
+computing it again. ``fusion.find_groups`` makes the groups; this module
+writes and runs their kernels.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Any
+
+import numba
+import numpy as np
+
+from tensor.backend import numba_backend
+
+from ..namespace import Namespace
+from ..node import Node
+from .elementwise import Pointwise, Reduction
+from .kernel import (
+    FusedKernel,
+    _constant,
+    _from_numpy_like,
+    _numpy_spelling,
+    _to_numpy,
+    expression,
+)
+
+FULL, ROW, COL = "full", "row", "col"  # how a row kernel reads an input
+_RESERVED = ("np", "scalar", "rd", "out", "n", "r", "j")
+# How each reduction finishes, from the row it reads (a slice or a scratch row).
+_REDUCE = {"sum": "rd.row_sum({0})", "mean": "rd.row_sum({0}) / {1}(n)",
+           "amax": "rd.row_amax({0})"}
+
+
+def row_shape(full: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of a reduction over the last dim of ``full``, the dim kept."""
+    return (*full[:-1], 1)
+
+
+def layout(shape: tuple[int, ...], full: tuple[int, ...]) -> str:
+    """How a kernel reads an input of ``shape`` broadcast to ``full``: a whole
+    (rows, n) array, one number per row, or one row shared by all rows."""
+    padded = (1,) * (len(full) - len(shape)) + tuple(shape)
+    if padded == tuple(full):
+        return FULL
+    if padded[-1] == 1:
+        return ROW
+    if all(d == 1 for d in padded[:-1]):
+        return COL
+    return FULL  # any other broadcast: materialised at full shape
+
+
+# --8<-- [start:row_kernel_source]
+def row_kernel_source(
+    members: list[Node],
+    forms: dict[Node, Pointwise | Reduction],
+    dtypes: dict[Node, np.dtype],
+    shapes: dict[Node, tuple[int, ...]],
+    full: tuple[int, ...],
+) -> tuple[str, str, list[Node], list[str]]:
+    """The generated source of a row kernel.
+
+    Like ``kernel.kernel_source``, plus ``shapes`` (every node's shape) and
+    ``full``, the shape the group's reductions read. Returns the function's
+    name, its source, the nodes it reads from outside and, for each, its
+    layout (FULL, ROW or COL).
+    """
+    names = Namespace()
+    for reserved in _RESERVED:
+        names.create_name(reserved)
+    inside = set(members)
+    inputs: list[Node] = []
+    for m in members:
+        for a in forms[m].input_nodes:
+            if a not in inside and a not in inputs:
+                inputs.append(a)
+    layouts = [layout(shapes[a], full) for a in inputs]
+    ops = list(dict.fromkeys(forms[m].op for m in members))
+    function = names.create_name("fused_" + "_".join(ops[:4]))
+    arrays = {a: names.create_name(a.name, a) for a in inputs}
+    how = dict(zip(inputs, layouts))
+    local = {m: names.create_name(m.name, m) for m in members}
+    elementwise = {m for m in members
+                   if isinstance(forms[m], Pointwise) and shapes[m] == tuple(full)}
+    stored: dict[Node, str] = {}  # full-shape nodes kept in a scratch row
+
+    def read(a: Any, compute: np.dtype, in_row_loop: bool) -> str:
+        if not isinstance(a, Node):
+            return _constant(a, compute)
+        if a in stored and in_row_loop:
+            text = f"{stored[a]}[j]"
+        elif a in inside:
+            text = local[a]
+        else:
+            text = {FULL: "{}[r, j]", ROW: "{}[r]", COL: "{}[j]"}[how[a]].format(arrays[a])
+        return text if dtypes[a] == compute else f"{_numpy_spelling(compute)}({text})"
+
+    def element_loop(target: Node) -> list[str]:
+        """The lines of a loop over j that compute ``target`` (and what it needs)."""
+        needed: list[Node] = []
+
+        def need(m: Node) -> None:
+            if m in elementwise and m not in stored and m not in needed:
+                for a in forms[m].input_nodes:
+                    need(a)
+                needed.append(m)
+
+        need(target)
+        return [f"            {local[m]} = "
+                f"{expression(forms[m], m, dtypes, lambda a, c: read(a, c, True))}"
+                for m in needed]
+
+    scratch, body = [], []
+    for m in members:
+        form = forms[m]
+        if isinstance(form, Reduction):
+            source = form.operands[0]
+            if source in inside and source not in stored:
+                loop = element_loop(source)
+                row = stored[source] = names.create_name(f"{local[source]}_row")
+                scratch.append(f"    {row} = np.empty(n, {_numpy_spelling(dtypes[source])})")
+                body += ["        for j in range(n):", *loop,
+                         f"            {row}[j] = {local[source]}"]
+            row_read = stored[source] if source in stored else f"{arrays[source]}[r]"
+            body.append(f"        {local[m]} = " + _REDUCE[form.op].format(
+                row_read, _numpy_spelling(dtypes[m])))
+        elif m not in elementwise:  # one number per row
+            rhs = expression(form, m, dtypes, lambda a, c: read(a, c, False))
+            body.append(f"        {local[m]} = {rhs}")
+    last = members[-1]
+    if last in elementwise:  # (never stored: a reduction of it would come after it)
+        body += ["        for j in range(n):", *element_loop(last),
+                 f"            out[r, j] = {local[last]}"]
+    else:
+        body.append(f"        out[r] = {local[last]}")
+
+    header = ["import numpy as np"]
+    if any("scalar." in line for line in body):
+        header.append("from tensor.backend._kernels import scalar")
+    header.append("from tensor.backend._kernels import reduce as rd")
+    params = ", ".join(["out", "n", *arrays.values()])
+    lines = [
+        *header, "", "",
+        f"def {function}({params}):",
+        *textwrap.wrap(f'"""{", ".join(m.name for m in members)}: row by row, '
+                       'no intermediate arrays."""', 88,
+                       initial_indent="    ", subsequent_indent="    "),
+        *scratch,
+        "    for r in range(out.shape[0]):",
+        *body,
+    ]
+    return function, "\n".join(lines) + "\n", inputs, layouts
+# --8<-- [end:row_kernel_source]
+
+
+def _as_rows(a: np.ndarray, how: str, full: tuple[int, ...]) -> np.ndarray:
+    """One input as the kernel reads it: (rows, n), (rows,) or (n,), contiguous."""
+    rows = math.prod(full[:-1])
+    target = {FULL: full, ROW: row_shape(full), COL: full[-1:]}[how]
+    if a.shape != target:
+        if how == COL:
+            a = np.broadcast_to(a, full)[(0,) * (len(full) - 1)]
+        else:
+            a = np.broadcast_to(a, target)
+    if not (a.flags.c_contiguous and a.flags.writeable):
+        a = np.array(a, order="C")  # one dtype and one layout for numba: no recompiles
+    return a.reshape({FULL: (rows, full[-1]), ROW: (rows,), COL: (full[-1],)}[how])
+
+
+# --8<-- [start:row_kernel]
+class RowKernel(FusedKernel):
+    """A fused group around reductions over the last dim, run row by row.
+
+    ``full`` is the shape the reductions read, ``layouts`` how each input is
+    read (``layout``), ``out_shape`` the result's shape (``full``, or
+    ``row_shape(full)`` when the group ends with a per-row value).
+    """
+
+    def __init__(self, name: str, source: str, dtype: np.dtype | str, full: tuple[int, ...],
+                 layouts: list[str], out_shape: tuple[int, ...],
+                 reuse: int | None = None, reads: int | None = None) -> None:
+        super().__init__(name, source, dtype, reuse, reads)
+        self.full = tuple(full)
+        self.layouts = list(layouts)
+        self.out_shape = tuple(out_shape)
+
+    def __call__(self, *inputs: Any) -> Any:
+        arrays = [_to_numpy(t) for t in inputs]
+        full, n = self.full, self.full[-1]
+        rows = math.prod(full[:-1])
+        out = self.take_buffer(arrays, self.out_shape)
+        flat_out = out.reshape((rows, n) if self.out_shape == full else (rows,))
+        flat_in = [_as_rows(a, how, full) for a, how in zip(arrays[:self.reads], self.layouts)]
+        kernel, per_row = self.kernel, [how != COL for how in self.layouts]
+
+        def run(lo: int, hi: int) -> None:
+            kernel(flat_out[lo:hi], n,
+                   *(a[lo:hi] if sliced else a for a, sliced in zip(flat_in, per_row)))
+
+        # Rows split over threads, as the flat kernels split elements.
+        threads = min(numba.get_num_threads(), rows * n // numba_backend.PARALLEL_MIN)
+        numba_backend.in_ranges(run, rows, max(1, threads))
+        return _from_numpy_like(inputs[0], out)
+
+    def __repr__(self) -> str:
+        return f"<RowKernel {self.__name__}>"
+
+    def __reduce__(self) -> tuple:
+        return (RowKernel, (self.__name__, self.source, self.dtype.name, self.full,
+                            self.layouts, self.out_shape, self.reuse, self.reads))
+# --8<-- [end:row_kernel]

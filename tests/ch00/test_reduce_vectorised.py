@@ -1,0 +1,79 @@
+"""The vectorised max/min and argmax of tensor/backend/_kernels/reduce.py, and
+the serial/parallel split, against NumPy on the cases a select gets wrong:
+NaN anywhere, infinities, signed zeros, float64, integers."""
+
+import numpy as np
+import pytest
+
+from tensor.backend._kernels import reduce as rd
+
+
+def rows(dtype, n=1000, seed=0):
+    return (np.random.default_rng(seed).standard_normal(n) * 100).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 1000])
+def test_max_and_min_match_numpy(dtype, n):
+    a = rows(dtype, n)
+    assert rd.reduce_run(2, a, 0, n, 1) == a.max()
+    assert rd.reduce_run(3, a, 0, n, 1) == a.min()
+    negative = -np.abs(a) - 1
+    assert rd.reduce_run(2, negative, 0, n, 1) == negative.max()
+    assert rd.row_amax(negative) == negative.max()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("where", [0, 3, 999])
+def test_nan_anywhere_wins_and_infinities_count(dtype, where):
+    a = rows(dtype)
+    a[where] = np.nan
+    assert np.isnan(rd.reduce_run(2, a, 0, a.size, 1))
+    assert np.isnan(rd.reduce_run(3, a, 0, a.size, 1))
+    a[where] = -np.nan  # the sign bit set: still NaN
+    assert np.isnan(rd.reduce_run(2, a, 0, a.size, 1))
+    a[where] = np.inf
+    assert rd.reduce_run(2, a, 0, a.size, 1) == np.inf
+    assert rd.reduce_run(3, a, 0, a.size, 1) == a.min()
+    a[where] = -np.inf
+    assert rd.reduce_run(3, a, 0, a.size, 1) == -np.inf
+
+
+def test_signed_zeros_and_an_offset_run():
+    a = np.array([-0.0, 0.0, -0.0, -1.0, 5.0, 2.0], np.float32)
+    assert rd.reduce_run(2, a, 0, 4, 1) == 0.0
+    assert rd.reduce_run(3, a, 3, 3, 1) == -1.0
+    assert rd.reduce_run(2, a, 3, 3, 1) == 5.0
+
+
+def test_integers_take_the_plain_scan():
+    a = np.array([3, -7, 12, 0, 12], np.int64)
+    assert rd.reduce_run(2, a, 0, 5, 1) == 12
+    assert rd.reduce_run(3, a, 0, 5, 1) == -7
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_argmax_rows_first_largest_and_nan(parallel, monkeypatch):
+    from tensor.backend import numba_backend as nb
+
+    if parallel:
+        monkeypatch.setattr(rd, "PARALLEL_ROWS_MIN", 1)
+    a = rows(np.float32, 4000).reshape(4, 1000)
+    a[1, 10] = a[1, 900] = 1e6  # ties: the first
+    a[2, 500] = np.nan
+    a[3, 7] = np.inf
+    got = nb.argmax(a, 1, False)
+    np.testing.assert_array_equal(got, [a[0].argmax(), 10, 500, 7])
+    np.testing.assert_array_equal(nb.argmax(np.ascontiguousarray(a.T), 0, False), got)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_chunked_sums_either_way(parallel, monkeypatch):
+    monkeypatch.setattr(rd, "PARALLEL_CHUNKS_MIN", 1 if parallel else 1 << 40)
+    a = rows(np.float32, 100_000)
+    partial = np.empty(rd.partial_count(a.size), np.float32)
+    rd.reduce_chunks(0, partial, a)
+    np.testing.assert_allclose(partial.sum(dtype=np.float64), a.sum(dtype=np.float64),
+                               rtol=1e-5)
+    rd.reduce_chunks(2, partial, a)
+    assert partial.max() == a.max()
