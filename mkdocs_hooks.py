@@ -7,11 +7,20 @@ generated file ``figures/<name>.svg``: nothing is written into ``lessons/``,
 and ``mkdocs build --strict`` sees the file when it checks links.
 ``on_page_markdown`` then replaces each figure block by an image with its
 caption. The block rules are ``lesson_blocks.py``'s, shared with the tests.
+
+Two more things are generated here rather than typed, so they cannot drift
+from the code: the line count in the title of a collapsible block that
+includes a section of a source file (``??? example "minifx/node.py: node
+class"`` gets ``(197 lines)``, counted from the file at build time), and the
+drawing of minifx's and tensor's layers (``figures/layers.svg``), made from
+their imports by ``import_graph.py``, the reader the architecture test uses.
 """
 
 from __future__ import annotations
 
 import html
+import re
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -22,9 +31,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # mkdocs loads hooks b
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.structure.files import File, Files  # noqa: E402
 
+import import_graph  # noqa: E402
 import lesson_blocks  # noqa: E402
 
 FIGURE_DIR = "figures"
+LAYERS_FIGURE = f"{FIGURE_DIR}/layers.svg"
+ROOT = Path(__file__).resolve().parent
+
+# A collapsible block's title line, and a snippet line inside its body.
+ADMONITION_TITLE = re.compile(
+    r'^(?P<head>[ \t]*(?:\?\?\?\+?|!!!)[ \t]+[\w-]+[ \t]+)"(?P<title>[^"]*)"[ \t]*$')
+SNIPPET = re.compile(r'--8<--[ \t]+"(?P<path>[^":]+)(?::(?P<section>[\w-]+))?"')
+LINE_COUNT = re.compile(r"\(\d+ lines?\)")
+SECTION_MARKER = re.compile(r"--8<-- \[(?:start|end):[\w-]+\]")
 
 
 def _draw_page(path: Path, text: str) -> dict[str, bytes]:
@@ -58,7 +77,64 @@ def _draw_page(path: Path, text: str) -> dict[str, bytes]:
     return drawn
 
 
+def snippet_line_count(path: str, section: str | None, root: Path = ROOT) -> int:
+    """How many lines ``--8<-- "path:section"`` includes (the section markers,
+    which pymdownx.snippets drops, not counted)."""
+    source = root / path
+    if not source.is_file():
+        raise PluginError(f"snippet {path}: no such file")
+    lines = source.read_text(encoding="utf-8").splitlines()
+    if section is not None:
+        start = [i for i, line in enumerate(lines) if f"--8<-- [start:{section}]" in line]
+        end = [i for i, line in enumerate(lines) if f"--8<-- [end:{section}]" in line]
+        if len(start) != 1 or len(end) != 1 or end[0] < start[0]:
+            raise PluginError(f"snippet {path}:{section}: the section is not marked once "
+                              "with --8<-- [start:...] and [end:...]")
+        lines = lines[start[0] + 1:end[0]]
+    return sum(1 for line in lines if not SECTION_MARKER.search(line))
+
+
+def count_snippet_lines(markdown: str) -> str:
+    """Give each collapsible block that includes a snippet its line count, in its title.
+
+    The count is made here, from the file as it is, because the code it
+    counts changes under the lessons; a lesson types only ``path: name``.
+    """
+    lines = markdown.split("\n")
+    for index, line in enumerate(lines):
+        title = ADMONITION_TITLE.match(line)
+        if not title:
+            continue
+        text = LINE_COUNT.sub("", title.group("title")).rstrip()  # a typed count is redone
+        depth = len(line) - len(line.lstrip())
+        for body in lines[index + 1:]:
+            if body.strip() and len(body) - len(body.lstrip()) <= depth:
+                break  # the block's body ended before any snippet
+            snippet = SNIPPET.search(body)
+            if snippet:
+                count = snippet_line_count(snippet.group("path"), snippet.group("section"))
+                lines[index] = (f'{title.group("head")}"{text} '
+                                f'({count} line{"s" if count != 1 else ""})"')
+                break
+    return "\n".join(lines)
+
+
+def layers_svg(root: Path = ROOT) -> bytes:
+    """The layers of tensor and minifx, drawn by Graphviz from their imports."""
+    dot_text = import_graph.layers_dot(import_graph.project_graph(root))
+    try:
+        done = subprocess.run(["dot", "-Tsvg"], input=dot_text.encode(), capture_output=True,
+                              check=True)
+    except FileNotFoundError as exc:
+        raise PluginError("drawing the layers needs Graphviz's dot program "
+                          "(apt-get install graphviz)") from exc
+    except subprocess.CalledProcessError as exc:
+        raise PluginError(f"dot failed on the layers: {exc.stderr.decode()}") from exc
+    return done.stdout
+
+
 def on_files(files: Files, config: Any) -> Files:
+    files.append(File.generated(config, LAYERS_FIGURE, content=layers_svg()))
     owner: dict[str, str] = {}
     for page_file in list(files.documentation_pages()):
         path = Path(page_file.abs_src_path)
@@ -88,6 +164,8 @@ def figure_markdown(figure: lesson_blocks.Figure, indent: str, page_depth: int) 
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
+    if "--8<--" in markdown:
+        markdown = count_snippet_lines(markdown)
     if "```figure" not in markdown:
         return markdown
     depth = page.file.src_uri.count("/")

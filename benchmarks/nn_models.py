@@ -1,7 +1,8 @@
 """Models written once against an ``nn`` namespace, so that ``tensor.nn`` and
 ``torch.nn`` build the very same network: the benchmarks time both.
 
-- ``resnet50(nn)``: torchvision's ResNet-50 layout (bottlenecks 3-4-6-3).
+- ``resnet50(nn)``: torchvision's ResNet-50 layout (bottlenecks 3-4-6-3), from
+  tests/models.py.
 - ``vit_block(nn, F)``: one ViT-Base encoder block (pre-norm attention and
   MLP, 12 heads of 64, GELU), on (batch, 197 tokens, 768).
 - ``fill_weights(model, lib)``: the same deterministic weights for both
@@ -11,61 +12,24 @@
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 
+# The scripts that import this file run from benchmarks/, so the checkout, where the
+# shared models live, is not on their path yet.
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests import models  # noqa: E402
+
 
 def resnet50(nn):
-    """torchvision's ResNet-50 layout, written against an ``nn`` namespace."""
-
-    class Bottleneck(nn.Module):
-        def __init__(self, cin, width, stride):
-            super().__init__()
-            cout = width * 4
-            self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(width)
-            self.conv2 = nn.Conv2d(width, width, 3, stride=stride, padding=1, bias=False)
-            self.bn2 = nn.BatchNorm2d(width)
-            self.conv3 = nn.Conv2d(width, cout, 1, bias=False)
-            self.bn3 = nn.BatchNorm2d(cout)
-            self.relu = nn.ReLU()
-            self.downsample = None
-            if stride != 1 or cin != cout:
-                self.downsample = nn.Sequential(
-                    nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout)
-                )
-
-        def forward(self, x):
-            identity = x if self.downsample is None else self.downsample(x)
-            y = self.relu(self.bn1(self.conv1(x)))
-            y = self.relu(self.bn2(self.conv2(y)))
-            y = self.bn3(self.conv3(y))
-            return self.relu(y + identity)
-
-    class ResNet50(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
-            self.bn1 = nn.BatchNorm2d(64)
-            self.relu = nn.ReLU()
-            self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
-            layers, cin = [], 64
-            for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
-                stage = []
-                for i in range(blocks):
-                    stage.append(Bottleneck(cin, width, stride if i == 0 else 1))
-                    cin = width * 4
-                layers.append(nn.Sequential(*stage))
-            self.layer1, self.layer2, self.layer3, self.layer4 = layers
-            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-            self.fc = nn.Linear(2048, 1000)
-
-        def forward(self, x):
-            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-            return self.fc(self.avgpool(x).flatten(1))
-
-    return ResNet50()
+    """torchvision's ResNet-50 layout, written against an ``nn`` namespace (tests/models.py's,
+    the one the tests use too)."""
+    return models.resnet50(nn)
 
 
 def vit_block(nn, F, dim: int = 768, heads: int = 12, mlp: int = 3072):

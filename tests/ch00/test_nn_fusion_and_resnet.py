@@ -1,4 +1,4 @@
-"""Conv+BN fusion and a small ResNet-style network, against torch."""
+"""Conv+BN fusion and a small ResNet (tests/models.py, written once for both), against torch."""
 
 import numpy as np
 import pytest
@@ -9,6 +9,7 @@ import tensor
 import tensor.nn as nn
 from tensor.nn.utils.fusion import fuse_conv_bn_eval, fuse_conv_bn_weights
 from tests.ch00.nn_helpers import check, ours, randn, twin
+from tests.models import resnet
 
 # Every test runs once per available backend (the `backend` fixture in conftest.py).
 pytestmark = pytest.mark.usefixtures("backend")
@@ -56,43 +57,8 @@ def test_fusion_refuses_training_mode():
 
 
 def make_resnet(lib):
-    """conv-bn-relu stem, maxpool, two basic residual blocks (one downsampling), head."""
-
-    class BasicBlock(lib.Module):
-        def __init__(self, cin, cout, stride):
-            super().__init__()
-            self.conv1 = lib.Conv2d(cin, cout, 3, stride, 1, bias=False)
-            self.bn1 = lib.BatchNorm2d(cout)
-            self.relu = lib.ReLU()
-            self.conv2 = lib.Conv2d(cout, cout, 3, 1, 1, bias=False)
-            self.bn2 = lib.BatchNorm2d(cout)
-            self.downsample = (
-                lib.Sequential(lib.Conv2d(cin, cout, 1, stride, bias=False), lib.BatchNorm2d(cout))
-                if stride != 1 or cin != cout else None
-            )
-
-        def forward(self, x):
-            identity = x if self.downsample is None else self.downsample(x)
-            out = self.relu(self.bn1(self.conv1(x)))
-            return self.relu(self.bn2(self.conv2(out)) + identity)
-
-    class TinyResNet(lib.Module):
-        def __init__(self):
-            super().__init__()
-            self.stem = lib.Sequential(lib.Conv2d(3, 8, 3, 2, 1, bias=False), lib.BatchNorm2d(8),
-                                       lib.ReLU(), lib.MaxPool2d(3, 2, 1))
-            self.layers = lib.ModuleList([BasicBlock(8, 8, 1), BasicBlock(8, 16, 2)])
-            self.pool = lib.AdaptiveAvgPool2d((1, 1))
-            self.flatten = lib.Flatten()
-            self.fc = lib.Linear(16, 10)
-
-        def forward(self, x):
-            x = self.stem(x)
-            for layer in self.layers:
-                x = layer(x)
-            return lib.functional.softmax(self.fc(self.flatten(self.pool(x))), dim=1)
-
-    return TinyResNet()
+    """The shared ResNet, small: the stem, a basic block, a downsampling one, the head."""
+    return resnet(lib, (1, 1), num_classes=10, width=8)
 
 
 @pytest.mark.parametrize("mode", ["train", "eval"])

@@ -5,7 +5,9 @@ Each entry is a builder that returns ``(root, example_inputs)``: ``root`` is a
 to run it on. Builders seed torch first, so two calls build the same weights
 and the same inputs. The file imports nothing from minifx: ``python -m minifx
 compare tests/ch09/zoo.py:NAME`` reads it too (each builder is also reachable
-through ``ZOO``), and the parity test walks ``ZOO``.
+through ``ZOO``), and the parity test walks ``ZOO``. The ResNet pieces come
+from ``tests.models``, so the checkout must be importable: run ``compare``
+from the checkout's root (``python -m`` puts the working directory on the path).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from tests import models
 
 Built = tuple[object, tuple]
 ZOO: dict[str, Callable[[], Built]] = {}
@@ -111,32 +115,8 @@ def convnet():
     return ConvNet(), (torch.randn(2, 3, 8, 8),)
 
 
-class BasicBlock(nn.Module):
-    """ResNet's two-convolution residual block, with a projection when the shape changes."""
-
-    expansion = 1
-
-    def __init__(self, inplanes, planes, stride=1):
-        super().__init__()
-        self.conv1 = nn.Conv2d(inplanes, planes, 3, stride=stride, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm2d(planes)
-        self.relu = nn.ReLU(inplace=True)
-        self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(planes)
-        self.downsample = None
-        if stride != 1 or inplanes != planes:
-            self.downsample = nn.Sequential(
-                nn.Conv2d(inplanes, planes, 1, stride=stride, bias=False), nn.BatchNorm2d(planes)
-            )
-
-    def forward(self, x):
-        identity = x
-        out = self.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        if self.downsample is not None:
-            identity = self.downsample(x)
-        out += identity
-        return self.relu(out)
+# ResNet's blocks and ResNet-18 come from tests/models.py, written once for tensor and torch.
+BasicBlock = models.resnet_classes(nn).BasicBlock
 
 
 @entry
@@ -149,39 +129,10 @@ def residual_block_projection():
     return BasicBlock(4, 8, stride=2), (torch.randn(2, 4, 6, 6),)
 
 
-class ResNet(nn.Module):
-    """ResNet-18's layout (torchvision's names), written in plain torch.nn."""
-
-    def __init__(self, layers=(2, 2, 2, 2), num_classes=10, width=16):
-        super().__init__()
-        self.inplanes = width
-        self.conv1 = nn.Conv2d(3, width, 7, stride=2, padding=3, bias=False)
-        self.bn1 = nn.BatchNorm2d(width)
-        self.relu = nn.ReLU(inplace=True)
-        self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
-        self.layer1 = self._make_layer(width, layers[0])
-        self.layer2 = self._make_layer(width * 2, layers[1], stride=2)
-        self.layer3 = self._make_layer(width * 4, layers[2], stride=2)
-        self.layer4 = self._make_layer(width * 8, layers[3], stride=2)
-        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-        self.fc = nn.Linear(width * 8, num_classes)
-
-    def _make_layer(self, planes, blocks, stride=1):
-        layers = [BasicBlock(self.inplanes, planes, stride)]
-        self.inplanes = planes
-        layers += [BasicBlock(planes, planes) for _ in range(1, blocks)]
-        return nn.Sequential(*layers)
-
-    def forward(self, x):
-        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-        x = torch.flatten(self.avgpool(x), 1)
-        return self.fc(x)
-
-
 @entry
 def resnet18():
-    return ResNet(), (torch.randn(2, 3, 32, 32),)
+    """ResNet-18's layout (torchvision's names), 16 channels wide."""
+    return models.resnet18(nn, num_classes=10, width=16), (torch.randn(2, 3, 32, 32),)
 
 
 class Attention(nn.Module):

@@ -1,11 +1,10 @@
 """The chapter 11 zoo: torch models to convert to ``tensor``, written in plain torch.
 
-ResNet-18 comes from tests/ch07/ch07_models.py (written once over either
-library) and ResNet-50 from benchmarks/torch_models.py (torchvision's
-layout); the rest are here: an MLP, a CNN with BatchNorm and pooling, a ViT
-encoder block and a small ViT, a GPT-style decoder block and a tiny GPT, and
-models that mix functional calls with method calls. ``benchmarks/convert.py``
-times ``small_vit`` from here.
+ResNet-18 and ResNet-50 come from tests/models.py (written once over either
+library, torchvision's layouts); the rest are here: an MLP, a CNN with
+BatchNorm and pooling, a ViT encoder block and a small ViT, a GPT-style
+decoder block and a tiny GPT, and models that mix functional calls with
+method calls. ``benchmarks/convert.py`` times ``small_vit`` from here.
 
 Every builder seeds torch and returns ``(model, example_inputs)``.
 """
@@ -18,8 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from benchmarks.torch_models import ResNet50
-from tests.ch07.ch07_models import randomize_batchnorms, resnet18
+from tests.ch07.ch07_models import randomize_batchnorms
+from tests.models import resnet18, resnet50
 
 
 class MLP(nn.Module):
@@ -224,14 +223,14 @@ def small_cnn():
 
 def resnet_18():
     torch.manual_seed(0)
-    model = resnet18(torch, num_classes=10, width=16)
+    model = resnet18(nn, num_classes=10, width=16)
     randomize_batchnorms(model, seed=2)
     return model.eval(), (torch.randn(2, 3, 32, 32),)
 
 
 def resnet_50(image: int = 32, batch: int = 1):
     torch.manual_seed(0)
-    model = ResNet50(num_classes=100)
+    model = resnet50(nn, num_classes=100)
     randomize_batchnorms(model, seed=3)
     return model.eval(), (torch.randn(batch, 3, image, image),)
 
