@@ -183,7 +183,7 @@ def as_reduction(node: Node, ndim: int) -> Reduction | None:
             package, _, rest = qualified_name(node.target).partition(".")
         except (RuntimeError, AttributeError):
             return None
-        if package in FRAMEWORK_PACKAGES and rest in REDUCTIONS:
+        if package in library_packages() and rest in REDUCTIONS:
             op = rest
     if op is None:
         return None
