@@ -8,6 +8,7 @@ from typing import Any
 import tensor
 import tensor.nn
 import tensor.nn.functional
+from tensor._ops import OPS
 
 from .._framework import Framework, register_framework
 from ..tracer import _assert
@@ -15,21 +16,8 @@ from ..tracer import _assert
 # Operators that torch passes to __torch_function__ as the named Tensor method
 # (``c + x`` with ``c`` a tensor records ``c.add(x)``); the others keep their
 # special name (``c.__getitem__(x)``, ``c.__and__(x)``), as torch.fx records them.
-_OPERATOR_METHODS = {
-    "__add__": "add",
-    "__sub__": "sub",
-    "__mul__": "mul",
-    "__truediv__": "div",
-    "__matmul__": "matmul",
-    "__pow__": "pow",
-    "__gt__": "gt",
-    "__lt__": "lt",
-    "__ge__": "ge",
-    "__le__": "le",
-    "__eq__": "eq",
-    "__ne__": "ne",
-    "__neg__": "neg",
-}
+# tensor's op table says which is which.
+_OPERATOR_METHODS = {op.operator: op.name for op in OPS if op.operator and op.torch_passes_method}
 
 
 def _is_tensor_method(func: Callable[..., Any]) -> bool:
