@@ -33,8 +33,9 @@ from ._dtype import (
     scalar_dtype,
 )
 from ._ops import FLOAT_ONLY, OPS, Op
+from ._shape import broadcast_shapes, in_op
 from ._size import Size
-from ._tensor import Tensor, _array_from_data, _shape_arg, _wrap_dim, check_writable, in_op
+from ._tensor import Tensor, _array_from_data, _shape_arg, _wrap_dim, check_writable
 from .overrides import tensor_function
 
 _NUMBER_TYPES = (int, float, np.number, np.bool_)
@@ -78,27 +79,6 @@ def _array_as(x, np_dtype) -> np.ndarray:
 
 def _shape_of(x) -> tuple:
     return x._array.shape if isinstance(x, Tensor) else ()
-
-
-def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
-    """NumPy's (and torch's) broadcast of two shapes, or torch's error naming the op."""
-    if a == b:
-        return a
-    ndim = builtins.max(len(a), len(b))
-    pa = (1,) * (ndim - len(a)) + tuple(a)
-    pb = (1,) * (ndim - len(b)) + tuple(b)
-    out = []
-    for i, (sa, sb) in enumerate(zip(pa, pb)):
-        if sa == sb or sb == 1:
-            out.append(sa)
-        elif sa == 1:
-            out.append(sb)
-        else:
-            raise RuntimeError(
-                f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
-                f"non-singleton dimension {i}{in_op(op, a, b)}"
-            )
-    return tuple(out)
 
 
 def _wrap(arr: np.ndarray) -> Tensor:
@@ -330,6 +310,24 @@ _FAST_OPS = {
 }
 
 
+def _fast_operands(op: str, input: Tensor, other, np_dtype) -> tuple:
+    """The fast paths' operands: the arrays of a tensor and of a tensor or number that
+    already share ``np_dtype``, their shapes checked for broadcasting."""
+    a = input._array
+    if isinstance(other, Tensor):
+        b = other._array
+        if a.shape != b.shape:
+            broadcast_shapes(op, a.shape, b.shape)
+        return a, b
+    return a, np_dtype.type(other)
+
+
+def _promoted_operands(op: str, input, other, dt: dtype) -> tuple:
+    """Both operands as arrays of the result dtype ``dt``, their shapes checked."""
+    broadcast_shapes(op, _shape_of(input), _shape_of(other))
+    return _array_as(input, dt.numpy_dtype), _array_as(other, dt.numpy_dtype)
+
+
 def _is_bool(x) -> bool:
     if isinstance(x, Tensor):
         return x._array.dtype.kind == "b"
@@ -348,14 +346,8 @@ def binary_op(op: str, input, other) -> Tensor:
             return result
     np_dtype = _fast_dtype(input, other)
     if np_dtype is not None and op in _FAST_OPS.get(np_dtype.kind, ()):
-        if isinstance(other, Tensor):
-            a, b = input._array, other._array
-            if a.shape != b.shape:
-                broadcast_shapes(op, a.shape, b.shape)
-        else:
-            a, b = input._array, np_dtype.type(other)
         result = _new_tensor(_Tensor_new)
-        result._array = _backend._active.binary(op, a, b)
+        result._array = _backend._active.binary(op, *_fast_operands(op, input, other, np_dtype))
         return result
     if type(input) in (float, int) and isinstance(other, Tensor):  # 2.0 * x: the mirror
         np_dtype = _fast_dtype(other, input)
@@ -388,33 +380,19 @@ def binary_op(op: str, input, other) -> Tensor:
             "sub(): unsupported dtype tensor.bool: subtraction with a bool operand is not "
             "supported (to invert a mask use logical operations)"
         )
-    broadcast_shapes(op, _shape_of(input), _shape_of(other))
-    np_dtype = dt.numpy_dtype
-    return Tensor._from_array(
-        _backend._active.binary(op, _array_as(input, np_dtype), _array_as(other, np_dtype))
-    )
+    return _wrap(_backend._active.binary(op, *_promoted_operands(op, input, other, dt)))
 
 
 def compare_op(op: str, input, other) -> Tensor:
     """Run backend comparison `op`: operands promoted to a common dtype, result bool."""
     np_dtype = _fast_dtype(input, other)
     if np_dtype is not None and np_dtype.kind in "fi":  # no promotion needed: x > 0.0
-        if isinstance(other, Tensor):
-            a, b = input._array, other._array
-            if a.shape != b.shape:
-                broadcast_shapes(op, a.shape, b.shape)
-        else:
-            a, b = input._array, np_dtype.type(other)
         result = _new_tensor(_Tensor_new)
-        result._array = _backend._active.compare(op, a, b)
+        result._array = _backend._active.compare(op, *_fast_operands(op, input, other, np_dtype))
         return result
     _check_pair(op, input, other)
     dt = result_type(input, other)
-    broadcast_shapes(op, _shape_of(input), _shape_of(other))
-    np_dtype = dt.numpy_dtype
-    return Tensor._from_array(
-        _backend._active.compare(op, _array_as(input, np_dtype), _array_as(other, np_dtype))
-    )
+    return _wrap(_backend._active.compare(op, *_promoted_operands(op, input, other, dt)))
 
 
 def _check_pair(op: str, input, other) -> None:

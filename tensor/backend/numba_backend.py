@@ -40,6 +40,7 @@ from .._ops import (  # noqa: F401  (the op tuples: part of the backend interfac
     UNARY_OPS,
     scalar_name,
 )
+from .._shape import output_hw
 from . import _blas
 from . import numpy_backend as _reference
 from ._allocator import empty as _empty
@@ -435,23 +436,11 @@ def linear(x, w, b):
 
 
 # ---- images ------------------------------------------------------------------
-def _pool_out(size, kernel, stride, pad, dilation, ceil_mode) -> int:
-    """Output length along one axis, with torch's ceil_mode rule."""
-    span = size + 2 * pad - dilation * (kernel - 1) - 1
-    if not ceil_mode:
-        return span // stride + 1
-    out = -(-span // stride) + 1
-    if (out - 1) * stride >= size + pad:  # the last window must start inside
-        out -= 1
-    return out
-
-
 def conv2d(x, w, b, stride, padding, dilation, groups):
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
-    oh = _pool_out(h, kh, sh, ph, dh, False)
-    ow = _pool_out(wd, kw, sw, pw, dw, False)
+    oh, ow = output_hw((h, wd), (kh, kw), stride, padding, dilation)
     x = np.ascontiguousarray(x)
     k = cg * kh * kw
     weight = np.ascontiguousarray(w).reshape(groups, o // groups, k)
@@ -493,9 +482,8 @@ def conv2d(x, w, b, stride, padding, dilation, groups):
 
 
 def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
-    n, c, h, w = x.shape
-    oh = _pool_out(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
-    ow = _pool_out(w, kernel[1], stride[1], padding[1], dilation[1], ceil_mode)
+    n, c = x.shape[:2]
+    oh, ow = output_hw(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
     out = _empty((n, c, oh, ow), x.dtype)
     if out.size:
         spatial.max_pool2d(out, np.ascontiguousarray(x), *kernel, *stride, *padding, *dilation)
@@ -503,9 +491,8 @@ def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
 
 
 def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad):
-    n, c, h, w = x.shape
-    oh = _pool_out(h, kernel[0], stride[0], padding[0], 1, ceil_mode)
-    ow = _pool_out(w, kernel[1], stride[1], padding[1], 1, ceil_mode)
+    n, c = x.shape[:2]
+    oh, ow = output_hw(x.shape[2:], kernel, stride, padding, (1, 1), ceil_mode)
     out = _empty((n, c, oh, ow), x.dtype)
     if out.size:
         spatial.avg_pool2d(
