@@ -32,8 +32,10 @@ from ._dtype import (
     result_type,
     scalar_dtype,
 )
+from ._ops import FLOAT_ONLY, OPS, Op
+from ._shape import broadcast_shapes, in_op
 from ._size import Size
-from ._tensor import Tensor, _array_from_data, _shape_arg, _wrap_dim, check_writable, in_op
+from ._tensor import Tensor, _array_from_data, _shape_arg, _wrap_dim, check_writable
 from .overrides import tensor_function
 
 _NUMBER_TYPES = (int, float, np.number, np.bool_)
@@ -77,27 +79,6 @@ def _array_as(x, np_dtype) -> np.ndarray:
 
 def _shape_of(x) -> tuple:
     return x._array.shape if isinstance(x, Tensor) else ()
-
-
-def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
-    """NumPy's (and torch's) broadcast of two shapes, or torch's error naming the op."""
-    if a == b:
-        return a
-    ndim = builtins.max(len(a), len(b))
-    pa = (1,) * (ndim - len(a)) + tuple(a)
-    pb = (1,) * (ndim - len(b)) + tuple(b)
-    out = []
-    for i, (sa, sb) in enumerate(zip(pa, pb)):
-        if sa == sb or sb == 1:
-            out.append(sa)
-        elif sa == 1:
-            out.append(sb)
-        else:
-            raise RuntimeError(
-                f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
-                f"non-singleton dimension {i}{in_op(op, a, b)}"
-            )
-    return tuple(out)
 
 
 def _wrap(arr: np.ndarray) -> Tensor:
@@ -293,42 +274,19 @@ def is_tensor(obj) -> bool:
 # elementwise math
 # ---------------------------------------------------------------------------
 
-_FLOAT_ONLY_UNARY = {"exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "gelu"}
-
-
 def unary_op(op: str, input: Tensor) -> Tensor:
     """Run backend unary op `op` on a tensor with torch's dtype rules (ints become float32)."""
     _require_tensor(input, op)
     arr = input._array
     kind = arr.dtype.kind
-    if op in _FLOAT_ONLY_UNARY:
+    if op in FLOAT_ONLY:
         if kind != "f":
             arr = arr.astype(DEFAULT_FLOAT.numpy_dtype)
-    elif kind == "b" and op in ("neg", "relu", "abs"):
+    elif kind == "b":
         raise TypeError(
             f"{op}(): unsupported dtype tensor.bool (use logical operations on bool tensors)"
         )
     return Tensor._from_array(_backend._active.unary(op, arr))
-
-
-def _unary_public(op: str, doc: str):
-    def impl(input: Tensor) -> Tensor:
-        return unary_op(op, input)
-
-    impl.__name__ = impl.__qualname__ = op
-    impl.__doc__ = doc
-    return _public(impl)
-
-
-neg = _unary_public("neg", "-input, elementwise.")
-abs = _unary_public("abs", "|input|, elementwise.")  # noqa: A001 (torch's name)
-exp = _unary_public("exp", "e ** input, elementwise (ints become float32).")
-log = _unary_public("log", "Natural logarithm, elementwise.")
-sqrt = _unary_public("sqrt", "Square root, elementwise.")
-rsqrt = _unary_public("rsqrt", "1 / sqrt(input), elementwise.")
-sigmoid = _unary_public("sigmoid", "1 / (1 + exp(-input)), elementwise.")
-tanh = _unary_public("tanh", "Hyperbolic tangent, elementwise.")
-relu = _unary_public("relu", "max(input, 0), elementwise.")
 
 
 def _fast_dtype(input, other):
@@ -347,9 +305,27 @@ def _fast_dtype(input, other):
 # Ops that need no dtype check when both operands already share a float or int dtype;
 # bool operands and the rest (bitwise on floats, int division or powers) take the full path.
 _FAST_OPS = {
-    "f": frozenset({"add", "sub", "mul", "div", "pow", "maximum", "minimum"}),
-    "i": frozenset({"add", "sub", "mul", "maximum", "minimum", "bitwise_and", "bitwise_or"}),
+    "f": frozenset(op.name for op in OPS if op.kind == "binary" and op.dtypes == "numeric"),
+    "i": frozenset(op.name for op in OPS if op.kind == "binary") - {"div", "pow"},
 }
+
+
+def _fast_operands(op: str, input: Tensor, other, np_dtype) -> tuple:
+    """The fast paths' operands: the arrays of a tensor and of a tensor or number that
+    already share ``np_dtype``, their shapes checked for broadcasting."""
+    a = input._array
+    if isinstance(other, Tensor):
+        b = other._array
+        if a.shape != b.shape:
+            broadcast_shapes(op, a.shape, b.shape)
+        return a, b
+    return a, np_dtype.type(other)
+
+
+def _promoted_operands(op: str, input, other, dt: dtype) -> tuple:
+    """Both operands as arrays of the result dtype ``dt``, their shapes checked."""
+    broadcast_shapes(op, _shape_of(input), _shape_of(other))
+    return _array_as(input, dt.numpy_dtype), _array_as(other, dt.numpy_dtype)
 
 
 def _is_bool(x) -> bool:
@@ -370,14 +346,8 @@ def binary_op(op: str, input, other) -> Tensor:
             return result
     np_dtype = _fast_dtype(input, other)
     if np_dtype is not None and op in _FAST_OPS.get(np_dtype.kind, ()):
-        if isinstance(other, Tensor):
-            a, b = input._array, other._array
-            if a.shape != b.shape:
-                broadcast_shapes(op, a.shape, b.shape)
-        else:
-            a, b = input._array, np_dtype.type(other)
         result = _new_tensor(_Tensor_new)
-        result._array = _backend._active.binary(op, a, b)
+        result._array = _backend._active.binary(op, *_fast_operands(op, input, other, np_dtype))
         return result
     if type(input) in (float, int) and isinstance(other, Tensor):  # 2.0 * x: the mirror
         np_dtype = _fast_dtype(other, input)
@@ -410,33 +380,19 @@ def binary_op(op: str, input, other) -> Tensor:
             "sub(): unsupported dtype tensor.bool: subtraction with a bool operand is not "
             "supported (to invert a mask use logical operations)"
         )
-    broadcast_shapes(op, _shape_of(input), _shape_of(other))
-    np_dtype = dt.numpy_dtype
-    return Tensor._from_array(
-        _backend._active.binary(op, _array_as(input, np_dtype), _array_as(other, np_dtype))
-    )
+    return _wrap(_backend._active.binary(op, *_promoted_operands(op, input, other, dt)))
 
 
 def compare_op(op: str, input, other) -> Tensor:
     """Run backend comparison `op`: operands promoted to a common dtype, result bool."""
     np_dtype = _fast_dtype(input, other)
     if np_dtype is not None and np_dtype.kind in "fi":  # no promotion needed: x > 0.0
-        if isinstance(other, Tensor):
-            a, b = input._array, other._array
-            if a.shape != b.shape:
-                broadcast_shapes(op, a.shape, b.shape)
-        else:
-            a, b = input._array, np_dtype.type(other)
         result = _new_tensor(_Tensor_new)
-        result._array = _backend._active.compare(op, a, b)
+        result._array = _backend._active.compare(op, *_fast_operands(op, input, other, np_dtype))
         return result
     _check_pair(op, input, other)
     dt = result_type(input, other)
-    broadcast_shapes(op, _shape_of(input), _shape_of(other))
-    np_dtype = dt.numpy_dtype
-    return Tensor._from_array(
-        _backend._active.compare(op, _array_as(input, np_dtype), _array_as(other, np_dtype))
-    )
+    return _wrap(_backend._active.compare(op, *_promoted_operands(op, input, other, dt)))
 
 
 def _check_pair(op: str, input, other) -> None:
@@ -446,13 +402,28 @@ def _check_pair(op: str, input, other) -> None:
     _require_operand(other, op, "other")
 
 
-def _binary_public(op: str, doc: str, runner=binary_op):
-    def impl(input: Tensor | Scalar, other: Tensor | Scalar) -> Tensor:
-        return runner(op, input, other)
+def _elementwise_public(op: Op):
+    """``tensor.<name>`` for an elementwise row of the op table."""
+    name = op.name
+    if op.kind == "unary":
 
-    impl.__name__ = impl.__qualname__ = op
-    impl.__doc__ = doc
+        def impl(input: Tensor) -> Tensor:
+            return unary_op(name, input)
+    else:
+        runner = compare_op if op.kind == "compare" else binary_op
+
+        def impl(input: Tensor | Scalar, other: Tensor | Scalar) -> Tensor:
+            return runner(name, input, other)
+
+    impl.__name__ = impl.__qualname__ = name
+    impl.__doc__ = op.doc
     return _public(impl)
+
+
+# tensor.neg, tensor.mul, tensor.gt, ...: one public function per elementwise row of the
+# op table; add and sub, which take ``alpha=``, are written out below.
+_ELEMENTWISE = [op for op in OPS if op.public and op.kind in ("unary", "binary", "compare")]
+globals().update({op.name: _elementwise_public(op) for op in _ELEMENTWISE})
 
 
 @_public
@@ -471,21 +442,6 @@ def sub(input: Tensor | Scalar, other: Tensor | Scalar, *, alpha: Scalar = 1) ->
         _check_pair("sub", input, other)
         other = binary_op("mul", other, alpha)
     return binary_op("sub", input, other)
-
-
-mul = _binary_public("mul", "input * other, broadcasting.")
-div = _binary_public("div", "input / other (true division: integers give float32).")
-pow = _binary_public("pow", "input ** exponent, broadcasting.")  # noqa: A001
-maximum = _binary_public("maximum", "The larger of two tensors, elementwise (NaN wins).")
-minimum = _binary_public("minimum", "The smaller of two tensors, elementwise (NaN wins).")
-bitwise_and = _binary_public("bitwise_and", "input & other for bool and int tensors.")
-bitwise_or = _binary_public("bitwise_or", "input | other for bool and int tensors.")
-gt = _binary_public("gt", "input > other, elementwise, as bool.", compare_op)
-lt = _binary_public("lt", "input < other, elementwise, as bool.", compare_op)
-ge = _binary_public("ge", "input >= other, elementwise, as bool.", compare_op)
-le = _binary_public("le", "input <= other, elementwise, as bool.", compare_op)
-eq = _binary_public("eq", "input == other, elementwise, as bool.", compare_op)
-ne = _binary_public("ne", "input != other, elementwise, as bool.", compare_op)
 
 
 @_public
@@ -922,8 +878,18 @@ def _install(name: str, impl) -> None:
     setattr(Tensor, name, method)
 
 
-def _operator(impl, reflected: bool):
-    """An operator method: NotImplemented for foreign operands, so Python can try the other side."""
+def _operator(op: Op, reflected: bool):
+    """``x + y``, ``2 ** x``, ...: NotImplemented for foreign operands, so Python can try
+    the other side. Elementwise operators go straight to ``binary_op`` / ``compare_op``,
+    one Python call less than through the public function (the hottest path)."""
+    name = op.name
+    if op.kind == "unary":
+        return globals()[name].__wrapped__
+    if op.kind in ("binary", "compare"):
+        runner = compare_op if op.kind == "compare" else binary_op
+        impl = lambda a, b: runner(name, a, b)  # noqa: E731
+    else:
+        impl = globals()[name].__wrapped__
     if reflected:
 
         def method(self, other):
@@ -940,105 +906,25 @@ def _operator(impl, reflected: bool):
     return method
 
 
-def _direct_operator(op: str):
-    """``x + y`` and friends: straight to ``binary_op``, one Python call less than
-    going through the public function's implementation (this is the hottest path)."""
-
-    def method(self, other):
-        if not isinstance(other, _OPERAND_TYPES):
-            return NotImplemented
-        return binary_op(op, self, other)
-
-    return method
-
-
-_DIRECT_OPERATORS = {"__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div"}
-
-_METHODS = (
-    "neg",
-    "abs",
-    "exp",
-    "log",
-    "sqrt",
-    "rsqrt",
-    "sigmoid",
-    "tanh",
-    "relu",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "pow",
-    "maximum",
-    "minimum",
-    "bitwise_and",
-    "bitwise_or",
-    "gt",
-    "lt",
-    "ge",
-    "le",
-    "eq",
-    "ne",
-    "clamp",
-    "matmul",
-    "sum",
-    "mean",
-    "amax",
-    "amin",
-    "max",
-    "min",
-    "argmax",
-    "argmin",
-    "softmax",
-    "log_softmax",
-)
-
-_OPERATORS = {
-    # name: (function it uses, reflected?)
-    "__add__": (add, False),
-    "__radd__": (add, True),
-    "__sub__": (sub, False),
-    "__rsub__": (sub, True),
-    "__mul__": (mul, False),
-    "__rmul__": (mul, True),
-    "__truediv__": (div, False),
-    "__rtruediv__": (div, True),
-    "__pow__": (pow, False),
-    "__rpow__": (pow, True),
-    "__matmul__": (matmul, False),
-    "__rmatmul__": (matmul, True),
-    "__and__": (bitwise_and, False),
-    "__rand__": (bitwise_and, True),
-    "__or__": (bitwise_or, False),
-    "__ror__": (bitwise_or, True),
-    "__gt__": (gt, False),
-    "__lt__": (lt, False),
-    "__ge__": (ge, False),
-    "__le__": (le, False),
-    "__eq__": (eq, False),
-    "__ne__": (ne, False),
-}
+_IN_PLACE = {"add": "__iadd__", "sub": "__isub__", "mul": "__imul__", "div": "__itruediv__",
+             "pow": "", "clamp": ""}  # the name_ methods, and Python's operator where it has one
 
 
 def _install_methods() -> None:
-    for name in _METHODS:
-        _install(name, globals()[name].__wrapped__)
-    for name, (function, reflected) in _OPERATORS.items():
-        _install(name, _operator(function.__wrapped__, reflected))
-    for name, op in _DIRECT_OPERATORS.items():
-        _install(name, _direct_operator(op))
-    _install("__neg__", neg.__wrapped__)
-    _install("__abs__", abs.__wrapped__)
+    """Tensor's math methods and operators, from the op table."""
+    for op in OPS:
+        public = globals()[op.name].__wrapped__ if op.method else None
+        if op.method:
+            _install(op.name, public)
+        if op.operator:
+            _install(op.operator, _operator(op, False))
+        if op.reflected:
+            _install("__r" + op.operator[2:], _operator(op, True))
+        if op.name in _IN_PLACE:
+            _install(op.name + "_", _in_place(public, op.name + "_"))
+            if _IN_PLACE[op.name]:
+                _install(_IN_PLACE[op.name], _in_place(public, _IN_PLACE[op.name]))
     _install("where", _tensor_where)
-    for name in ("add", "sub", "mul", "div", "pow", "clamp"):
-        _install(name + "_", _in_place(globals()[name].__wrapped__, name + "_"))
-    for name, (function, _) in (
-        ("__iadd__", _OPERATORS["__add__"]),
-        ("__isub__", _OPERATORS["__sub__"]),
-        ("__imul__", _OPERATORS["__mul__"]),
-        ("__itruediv__", _OPERATORS["__truediv__"]),
-    ):
-        _install(name, _in_place(function.__wrapped__, name))
     for name, impl in (
         ("fill_", _fill_),
         ("zero_", _zero_),
@@ -1057,76 +943,11 @@ def _tensor_where(self, condition, other):
 _install_methods()
 
 __all__ = [
-    "Size",
-    "abs",
-    "add",
-    "amax",
-    "amin",
-    "arange",
-    "argmax",
-    "argmin",
-    "as_tensor",
-    "bitwise_and",
-    "bitwise_or",
-    "broadcast_shapes",
-    "cat",
-    "chunk",
-    "clamp",
-    "div",
-    "empty",
-    "empty_like",
-    "eq",
-    "exp",
-    "flatten",
-    "float32",
-    "from_numpy",
-    "full",
-    "full_like",
-    "ge",
-    "gt",
-    "is_tensor",
-    "le",
-    "log",
-    "log_softmax",
-    "lt",
-    "manual_seed",
-    "matmul",
-    "max",
-    "maximum",
-    "mean",
-    "min",
-    "minimum",
-    "mul",
-    "ne",
-    "neg",
-    "numel",
-    "ones",
-    "ones_like",
-    "permute",
-    "pow",
-    "rand",
-    "rand_like",
-    "randn",
-    "randn_like",
-    "relu",
-    "reshape",
-    "return_types",
-    "rsqrt",
-    "sigmoid",
-    "softmax",
-    "split",
-    "sqrt",
-    "squeeze",
-    "stack",
-    "sub",
-    "sum",
-    "t",
-    "tanh",
-    "tensor",
-    "transpose",
-    "unbind",
-    "unsqueeze",
-    "where",
-    "zeros",
-    "zeros_like",
+    "Size", "add", "amax", "amin", "arange", "argmax", "argmin", "as_tensor", "broadcast_shapes",
+    "cat", "chunk", "clamp", "empty", "empty_like", "flatten", "float32", "from_numpy", "full",
+    "full_like", "is_tensor", "log_softmax", "manual_seed", "matmul", "max", "mean", "min",
+    "numel", "ones", "ones_like", "permute", "rand", "rand_like", "randn", "randn_like", "reshape",
+    "return_types", "softmax", "split", "squeeze", "stack", "sub", "sum", "t", "tensor",
+    "transpose", "unbind", "unsqueeze", "where", "zeros", "zeros_like",
 ]
+__all__ += [op.name for op in _ELEMENTWISE if op.name not in __all__]  # tensor.neg, tensor.mul, ...

@@ -23,6 +23,7 @@ import numpy as np
 from . import _functions
 from ._dtype import quint8
 from ._quantized import QTensor, quantized_range
+from ._shape import output_hw
 from ._tensor import Tensor
 from .backend._kernels import quantized as qk
 
@@ -78,8 +79,7 @@ def _max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mod
     if squeeze:
         arr = arr[None]
     n, c, h, w = arr.shape
-    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    oh, ow = output_hw((h, w), (kh, kw), (sh, sw), (ph, pw), (dh, dw))
     out = np.empty((n, c, oh, ow), dtype=arr.dtype)
     qk.max_pool2d_int(np.ascontiguousarray(arr), kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out)
     return x._like(out[0] if squeeze else out)
@@ -208,8 +208,7 @@ def qconv2d(
     sh, sw = _pair(stride)
     ph, pw = _pair(padding)
     dh, dw = _pair(dilation)
-    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    oh, ow = output_hw((h, wd), (kh, kw), (sh, sw), (ph, pw), (dh, dw))
     mult, b, inv_out = _requant_args(scale, zero_point, x, weight._scale, bias)
     cols = np.empty((c * kh * kw, n, oh * ow), dtype=np.int16)
     zp = np.int16(x._zero_point)

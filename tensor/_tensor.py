@@ -22,6 +22,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from . import overrides
 from ._dtype import _FROM_NUMPY, DEFAULT_FLOAT, as_dtype, bool_, dtype, float32, int64
+from ._shape import contiguous_strides, in_op, infer_size, is_contiguous, view_strides
 from ._size import Size
 from .overrides import tensor_function
 
@@ -57,15 +58,6 @@ def _wrap_dim(dim: int, ndim: int, name: str) -> int:
     return int(dim) % bound
 
 
-def in_op(op: str, *shapes: Sequence[int]) -> str:
-    """`` (in add: shapes [2, 3] and [4, 3])``: what every shape error appends to torch's
-    sentence, so the message names the operation and the shapes it was given."""
-    listed = [str(list(s)) for s in shapes]
-    if len(listed) == 1:
-        return f" (in {op}: shape {listed[0]})"
-    return f" (in {op}: shapes {', '.join(listed[:-1])} and {listed[-1]})"
-
-
 def check_writable(arr: np.ndarray, op: str) -> None:
     """Refuse an in-place ``op`` (``add_``, ``copy_``) into memory that two elements share
     (an ``expand`` view: a stride 0 over a size above 1), as torch does, or that is read-only."""
@@ -76,58 +68,12 @@ def check_writable(arr: np.ndarray, op: str) -> None:
             "tensor before performing the operation.")
 
 
-def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    """Row-major strides in elements, torch's way (a size-0 dim counts as 1)."""
-    strides = []
-    step = 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
-
-
-def _view_strides(old_shape, old_strides, new_shape) -> tuple[int, ...] | None:
-    """Strides that show the same elements in `new_shape` without copying, or None.
-
-    Walk both shapes from the right in chunks of dims that are contiguous
-    with each other in memory; each chunk of the old shape must be covered
-    exactly by whole dims of the new shape.
-    """
-    if math.prod(old_shape) == 0 or not old_shape:
-        if tuple(old_shape) == tuple(new_shape):
-            return tuple(old_strides)
-        return contiguous_strides(new_shape)
-    new_strides = [0] * len(new_shape)
-    view_d = len(new_shape) - 1
-    base_stride = old_strides[-1]
-    chunk_numel = view_numel = 1
-    for d in range(len(old_shape) - 1, -1, -1):
-        chunk_numel *= old_shape[d]
-        chunk_ends = d == 0 or (
-            old_shape[d - 1] != 1 and old_strides[d - 1] != chunk_numel * base_stride
-        )
-        if not chunk_ends:
-            continue
-        while view_d >= 0 and (view_numel < chunk_numel or new_shape[view_d] == 1):
-            new_strides[view_d] = view_numel * base_stride
-            view_numel *= new_shape[view_d]
-            view_d -= 1
-        if view_numel != chunk_numel:
-            return None
-        if d > 0:
-            base_stride = old_strides[d - 1]
-            chunk_numel = view_numel = 1
-    if view_d != -1:
-        return None
-    return tuple(new_strides)
-
-
 def _plainly_contiguous(arr: np.ndarray) -> bool:
     """Contiguous with no size-1 dim, so NumPy's reshape gives torch's strides.
 
     NumPy calls an array contiguous whatever the strides of its size-1 dims;
     torch carries those strides into a view (``x[::2].unsqueeze(0).flatten()``
-    keeps stride 2), so such arrays take the stride walk of ``_view_strides``.
+    keeps stride 2), so such arrays take the stride walk of ``view_strides``.
     """
     return arr.flags.c_contiguous and arr.size > 0 and 1 not in arr.shape
 
@@ -143,26 +89,6 @@ def _restride(arr: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
         if out.strides == byte_strides:
             return out
     return as_strided(arr, shape, byte_strides, writeable=arr.flags.writeable)
-
-
-def _infer_size(shape: tuple[int, ...], numel: int, name: str,
-                input_shape: Sequence[int] = ()) -> tuple[int, ...]:
-    """Resolve a single -1 in a requested shape, checking the element count."""
-    unknown = [i for i, s in enumerate(shape) if s == -1]
-    if len(unknown) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    if any(s < -1 for s in shape):
-        raise RuntimeError(f"invalid shape dimension {min(shape)}")
-    known = math.prod(s for s in shape if s != -1)
-    if unknown:
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}"
-                               f"{in_op(name, input_shape, shape)}")
-        shape = shape[: unknown[0]] + (numel // known,) + shape[unknown[0] + 1 :]
-    elif known != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}"
-                           f"{in_op(name, input_shape, shape)}")
-    return shape
 
 
 def _array_from_data(data, dtype_) -> np.ndarray:
@@ -467,9 +393,7 @@ class Tensor:
         """Whether the elements lie in row-major order with no gaps (size-1 dims do not count)."""
         arr = self._array
         return (
-            arr.size == 0
-            or self.stride() == contiguous_strides(arr.shape)
-            or _contiguous_ignoring_ones(arr)
+            arr.size == 0 or is_contiguous(arr.shape, _strides(arr))
         )
 
     @tensor_function
@@ -529,10 +453,10 @@ class Tensor:
         arr = self._array
         if len(shape) == 1 and isinstance(shape[0], dtype):
             raise TypeError("view(dtype) is not supported by tensor")
-        new_shape = _infer_size(_shape_arg(shape, "view"), arr.size, "view", arr.shape)
+        new_shape = infer_size(_shape_arg(shape, "view"), arr.size, "view", arr.shape)
         if _plainly_contiguous(arr):
             return Tensor._from_array(arr.reshape(new_shape))  # contiguous in, contiguous out
-        strides = _view_strides(arr.shape, _strides(arr), new_shape)
+        strides = view_strides(arr.shape, _strides(arr), new_shape)
         if strides is None:
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
@@ -545,11 +469,11 @@ class Tensor:
     def reshape(self, *shape: int | Sequence[int]) -> Tensor:
         """Another shape: a view when the strides allow it, else a copy."""
         arr = self._array
-        new_shape = _infer_size(_shape_arg(shape, "reshape"), arr.size, "reshape",
+        new_shape = infer_size(_shape_arg(shape, "reshape"), arr.size, "reshape",
                                 arr.shape)
         if _plainly_contiguous(arr):
             return Tensor._from_array(arr.reshape(new_shape))
-        strides = _view_strides(arr.shape, _strides(arr), new_shape)
+        strides = view_strides(arr.shape, _strides(arr), new_shape)
         if strides is None:
             return Tensor._from_array(np.ascontiguousarray(arr).reshape(new_shape))
         return Tensor._from_array(_restride(arr, new_shape, strides))
@@ -808,17 +732,6 @@ def _strides(arr: np.ndarray) -> tuple[int, ...]:
         return contiguous_strides(arr.shape)
     itemsize = arr.itemsize
     return tuple(s // itemsize for s in arr.strides)
-
-
-def _contiguous_ignoring_ones(arr: np.ndarray) -> bool:
-    """torch ignores the strides of size-1 dims when it decides contiguity."""
-    expected = 1
-    for size, stride in zip(reversed(arr.shape), reversed(arr.strides)):
-        if size != 1:
-            if stride // arr.itemsize != expected:
-                return False
-            expected *= size
-    return True
 
 
 def _unsqueeze(arr: np.ndarray, dim: int) -> np.ndarray:

@@ -15,6 +15,8 @@ import numpy as np
 
 import tensor
 import tensor.nn
+import tensor.nn.functional
+from tensor._ops import OPS
 from tensor.nn.utils.fusion import fuse_conv_bn_eval
 
 from .._framework import Framework, FusionPattern, TensorLayout, register_framework
@@ -23,21 +25,8 @@ from ..tracer import _assert
 # Operators that torch passes to __torch_function__ as the named Tensor method
 # (``c + x`` with ``c`` a tensor records ``c.add(x)``); the others keep their
 # special name (``c.__getitem__(x)``, ``c.__and__(x)``), as torch.fx records them.
-_OPERATOR_METHODS = {
-    "__add__": "add",
-    "__sub__": "sub",
-    "__mul__": "mul",
-    "__truediv__": "div",
-    "__matmul__": "matmul",
-    "__pow__": "pow",
-    "__gt__": "gt",
-    "__lt__": "lt",
-    "__ge__": "ge",
-    "__le__": "le",
-    "__eq__": "eq",
-    "__ne__": "ne",
-    "__neg__": "neg",
-}
+# tensor's op table says which is which.
+_OPERATOR_METHODS = {op.operator: op.name for op in OPS if op.operator and op.torch_passes_method}
 
 
 def _is_tensor_method(func: Callable[..., Any]) -> bool:

@@ -32,26 +32,28 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
+from .._ops import (  # noqa: F401  (the op tuples: part of the backend interface)
+    BINARY_OPS,
+    COMPARE_OPS,
+    FLOAT_ONLY,
+    REDUCE_OPS,
+    UNARY_OPS,
+    scalar_name,
+)
+from .._shape import output_hw
 from . import _blas
 from . import numpy_backend as _reference
 from ._allocator import empty as _empty
 from ._kernels import elementwise as ew
 from ._kernels import reduce as rd
 from ._kernels import rows, spatial
-from ._kernels.scalar import BINARY_CODE, COMPARE_CODE, UNARY_CODE
 from ._kernels.strides import coalesce, storage_of
-
-UNARY_OPS = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "gelu")
-BINARY_OPS = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "bitwise_and", "bitwise_or")
-COMPARE_OPS = ("gt", "lt", "ge", "le", "eq", "ne")
-REDUCE_OPS = ("sum", "mean", "amax", "amin")
 
 # Inputs of at most SMALL elements go to the NumPy reference backend: for them
 # unboxing a numba call's arguments costs more than the work.
 SMALL = 64
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64))
-_INT_UNARY = ("neg", "abs", "relu")
-_REDUCE_CODE = {"sum": 0, "mean": 1, "amax": 2, "amin": 3}
+_REDUCE_CODE = {"sum": 0, "mean": 1, "amax": 2, "amin": 3}  # reduce.py's opcodes
 
 
 def _compute(a: np.ndarray) -> np.ndarray:
@@ -123,7 +125,8 @@ def in_ranges(run, n: int, k: int) -> None:
 # they avoid every Python step that does not change the answer (no
 # broadcast views, no coalescing, no list of arguments for a contiguous
 # operand, no thread split below PARALLEL_MIN). A Python scalar stays a
-# scalar all the way into the kernel (``zip_scalar_range``).
+# scalar all the way into the kernel (``scalar_kernel``). Each op runs its own
+# kernel, built from the op table's scalar function on first use.
 _LENGTHS: dict[int, np.ndarray] = {}
 
 
@@ -146,55 +149,49 @@ def _flat_operand(x: np.ndarray):
     return shape, storage, offset, strides
 
 
+def _over_one(kernel, x: np.ndarray, out_dtype: np.dtype, *extra) -> np.ndarray:
+    """``kernel`` over every element of ``x`` (any strides) into a new contiguous output."""
+    out = np.empty(x.shape, out_dtype) if x.size < _POOLED else _empty(x.shape, out_dtype)
+    o = out if out.ndim == 1 else out.reshape(-1)
+    shape, storage, offset, strides = _flat_operand(x)
+    n = o.size
+    if n < _SPLIT:
+        kernel(o, 0, n, shape, storage, offset, strides, *extra)
+    else:
+        in_parallel(lambda lo, hi: kernel(o, lo, hi, shape, storage, offset, strides, *extra), n)
+    return out
+
+
 def unary(op: str, a: np.ndarray) -> np.ndarray:
     if a.size <= SMALL:
         return _reference.unary(op, a)
-    x = a if a.dtype in _KERNEL_DTYPES else a.astype(np.int64)
-    out = np.empty(a.shape, x.dtype) if a.size < _POOLED else _empty(a.shape, x.dtype)
-    if x.dtype.kind == "f":
-        kernel = ew.map_range
-    elif op in _INT_UNARY:
-        kernel = ew.map_range_int
-    else:
+    x = _compute(a)
+    if x.dtype.kind != "f" and op in FLOAT_ONLY:
         raise TypeError(f"numba backend: unary {op!r} is not defined for {a.dtype}")
-    code = UNARY_CODE[op]
-    o = out if out.ndim == 1 else out.reshape(-1)
-    shape, storage, offset, strides = _flat_operand(x)
-    n = o.size
-    if n < _SPLIT:
-        kernel(code, o, 0, n, shape, storage, offset, strides)
-    else:
-        in_parallel(lambda lo, hi: kernel(code, o, lo, hi, shape, storage, offset, strides), n)
-    return out if out.dtype == a.dtype else out.astype(a.dtype)
+    return _finish(_over_one(ew.map_kernel(scalar_name(op)), x, x.dtype), a.dtype)
 
 
-# ``scalar op x`` as ``x op' scalar`` for the codes of ``zip_scalar_range``.
-_SCALAR_LEFT = {"add": 0, "sub": 9, "mul": 2, "div": 10, "pow": 11, "maximum": 5,
-                "minimum": 6, "bitwise_and": 7, "bitwise_or": 8}
-_FLIPPED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
+def _with_scalar(op: str, x: np.ndarray, value, scalar_left: bool) -> np.ndarray:
+    """``op`` between array ``x`` and a 0-d ``value``, which is never broadcast: it
+    reaches the kernel as one Python number (one signature per dtype)."""
+    dtype = x.dtype
+    x = _compute(x)
+    c = float(value) if x.dtype.kind == "f" else int(value)
+    kernel = ew.scalar_kernel(scalar_name(op), scalar_left)
+    if op in COMPARE_OPS:
+        return _over_one(kernel, x, np.dtype(np.bool_), c)
+    return _finish(_over_one(kernel, x, x.dtype, c), dtype)
 
 
-def _python_scalar(value, dtype: np.dtype):
-    """A 0-d operand as the Python number the scalar kernels take (one signature each)."""
-    return float(value) if dtype.kind == "f" else int(value)
-
-
-def _with_scalar(kernel, code: int, x: np.ndarray, value, out_dtype: np.dtype, cast_to=None):
-    """``kernel`` between array ``x`` and a scalar: the scalar is never broadcast."""
-    if x.dtype not in _KERNEL_DTYPES:
-        x = x.astype(np.int64)
-    dtype = out_dtype if out_dtype == np.bool_ else x.dtype
-    out = np.empty(x.shape, dtype) if x.size < _POOLED else _empty(x.shape, dtype)
-    c = _python_scalar(value, x.dtype)
-    o = out if out.ndim == 1 else out.reshape(-1)
-    shape, storage, offset, strides = _flat_operand(x)
-    n = o.size
-    if n < _SPLIT:
-        kernel(code, o, 0, n, shape, storage, offset, strides, c)
-    else:
-        in_parallel(lambda lo, hi: kernel(code, o, lo, hi, shape, storage, offset, strides, c),
-                     n)
-    return out if cast_to is None or out.dtype == cast_to else out.astype(cast_to)
+def _zip(op: str, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
+    """Binary or comparison ``op`` on two arrays of any shapes and strides, broadcast."""
+    shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
+    out = _empty(shape, out_dtype)
+    if out.size:
+        kernel, o = ew.zip_kernel(scalar_name(op)), out.reshape(-1)
+        cshape, args = _operands(shape, _compute(a), _compute(b))
+        in_parallel(lambda lo, hi: kernel(o, lo, hi, cshape, *args), o.size)
+    return out
 
 
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -202,52 +199,36 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if (shape == b.shape and a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous
             and b.flags.c_contiguous and (n := a.size) > SMALL):
         # The common case, lean: same shape, contiguous, a kernel dtype.
-        code = BINARY_CODE[op]
+        kernel = ew.zip_kernel(scalar_name(op))
         out = np.empty(shape, a.dtype) if n < _POOLED else _empty(shape, a.dtype)
         if len(shape) != 1:
             o, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
         else:
             o = out
+        length = _length(n)
         if n < _SPLIT:
-            ew.zip_range(code, o, 0, n, _length(n), a, 0, _UNIT_STRIDE, b, 0, _UNIT_STRIDE)
+            kernel(o, 0, n, length, a, 0, _UNIT_STRIDE, b, 0, _UNIT_STRIDE)
         else:
-            length = _length(n)
-            in_parallel(lambda lo, hi: ew.zip_range(
-                code, o, lo, hi, length, a, 0, _UNIT_STRIDE, b, 0, _UNIT_STRIDE), n)
+            in_parallel(lambda lo, hi: kernel(o, lo, hi, length, a, 0, _UNIT_STRIDE,
+                                              b, 0, _UNIT_STRIDE), n)
         return out
     if b.ndim == 0 and a.size > SMALL:
-        return _with_scalar(ew.zip_scalar_range, BINARY_CODE[op], a, b, a.dtype, a.dtype)
+        return _with_scalar(op, a, b, False)
     if a.ndim == 0 and b.size > SMALL:
-        return _with_scalar(ew.zip_scalar_range, _SCALAR_LEFT[op], b, a, b.dtype, b.dtype)
+        return _with_scalar(op, b, a, True)
     if max(a.size, b.size) <= SMALL:
         return _reference.binary(op, a, b)
-    code = BINARY_CODE[op]
-    x = a if a.dtype in _KERNEL_DTYPES else a.astype(np.int64)
-    y = b if b.dtype in _KERNEL_DTYPES else b.astype(np.int64)
-    shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
-    out = _empty(shape, x.dtype)
-    if out.size:
-        o = out.reshape(-1)
-        cshape, args = _operands(shape, x, y)
-        in_parallel(lambda lo, hi: ew.zip_range(code, o, lo, hi, cshape, *args), o.size)
-    return _finish(out, a.dtype)
+    return _finish(_zip(op, a, b, _compute(a).dtype), a.dtype)
 
 
 def compare(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if b.ndim == 0 and a.size > SMALL:
-        return _with_scalar(ew.compare_scalar_range, COMPARE_CODE[op], a, b, np.dtype(np.bool_))
+        return _with_scalar(op, a, b, False)
     if a.ndim == 0 and b.size > SMALL:
-        return _with_scalar(ew.compare_scalar_range, COMPARE_CODE[_FLIPPED[op]], b, a,
-                            np.dtype(np.bool_))
+        return _with_scalar(op, b, a, True)
     if max(a.size, b.size) <= SMALL:
         return _reference.compare(op, a, b)
-    shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
-    out = _empty(shape, np.dtype(np.bool_))
-    if out.size:
-        code, o = COMPARE_CODE[op], out.reshape(-1)
-        cshape, args = _operands(shape, _compute(a), _compute(b))
-        in_parallel(lambda lo, hi: ew.compare_range(code, o, lo, hi, cshape, *args), o.size)
-    return out
+    return _zip(op, a, b, np.dtype(np.bool_))
 
 
 def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -455,23 +436,11 @@ def linear(x, w, b):
 
 
 # ---- images ------------------------------------------------------------------
-def _pool_out(size, kernel, stride, pad, dilation, ceil_mode) -> int:
-    """Output length along one axis, with torch's ceil_mode rule."""
-    span = size + 2 * pad - dilation * (kernel - 1) - 1
-    if not ceil_mode:
-        return span // stride + 1
-    out = -(-span // stride) + 1
-    if (out - 1) * stride >= size + pad:  # the last window must start inside
-        out -= 1
-    return out
-
-
 def conv2d(x, w, b, stride, padding, dilation, groups):
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
-    oh = _pool_out(h, kh, sh, ph, dh, False)
-    ow = _pool_out(wd, kw, sw, pw, dw, False)
+    oh, ow = output_hw((h, wd), (kh, kw), stride, padding, dilation)
     x = np.ascontiguousarray(x)
     k = cg * kh * kw
     weight = np.ascontiguousarray(w).reshape(groups, o // groups, k)
@@ -513,9 +482,8 @@ def conv2d(x, w, b, stride, padding, dilation, groups):
 
 
 def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
-    n, c, h, w = x.shape
-    oh = _pool_out(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
-    ow = _pool_out(w, kernel[1], stride[1], padding[1], dilation[1], ceil_mode)
+    n, c = x.shape[:2]
+    oh, ow = output_hw(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
     out = _empty((n, c, oh, ow), x.dtype)
     if out.size:
         spatial.max_pool2d(out, np.ascontiguousarray(x), *kernel, *stride, *padding, *dilation)
@@ -523,9 +491,8 @@ def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
 
 
 def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad):
-    n, c, h, w = x.shape
-    oh = _pool_out(h, kernel[0], stride[0], padding[0], 1, ceil_mode)
-    ow = _pool_out(w, kernel[1], stride[1], padding[1], 1, ceil_mode)
+    n, c = x.shape[:2]
+    oh, ow = output_hw(x.shape[2:], kernel, stride, padding, (1, 1), ceil_mode)
     out = _empty((n, c, oh, ow), x.dtype)
     if out.size:
         spatial.avg_pool2d(

@@ -17,20 +17,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._shape import output_hw
+
 Pair = tuple[int, int]
-
-
-def _out_size(size: int, kernel: int, stride: int, pad: int, dilation: int, ceil: bool) -> int:
-    """Output length along one axis, with torch's ceil_mode rule."""
-    span = size + 2 * pad - dilation * (kernel - 1) - 1
-    if ceil:
-        out = -(-span // stride) + 1
-        # The last window must start inside the input or the left padding.
-        if (out - 1) * stride >= size + pad:
-            out -= 1
-    else:
-        out = span // stride + 1
-    return out
 
 
 def _pad(x: np.ndarray, pad: Pair, extra: Pair, value: float) -> np.ndarray:
@@ -85,10 +74,7 @@ def conv2d(
     """2-d cross-correlation, NCHW input, (O, C/groups, kh, kw) weight."""
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
-    out = (
-        _out_size(h, kh, stride[0], padding[0], dilation[0], False),
-        _out_size(wd, kw, stride[1], padding[1], dilation[1], False),
-    )
+    out = output_hw((h, wd), (kh, kw), stride, padding, dilation)
     xp = _pad(x, padding, (0, 0), 0)
     og = o // groups
     if cg == 1 and og == 1:
@@ -118,10 +104,7 @@ def max_pool2d(
 ) -> np.ndarray:
     """Maximum over each window; padding never wins (it is -inf)."""
     h, wd = x.shape[2:]
-    out = (
-        _out_size(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode),
-        _out_size(wd, kernel[1], stride[1], padding[1], dilation[1], ceil_mode),
-    )
+    out = output_hw((h, wd), kernel, stride, padding, dilation, ceil_mode)
     extra = (
         _far_side_extra(h, kernel[0], stride[0], padding[0], dilation[0], out[0]),
         _far_side_extra(wd, kernel[1], stride[1], padding[1], dilation[1], out[1]),
@@ -153,10 +136,7 @@ def avg_pool2d(
 ) -> np.ndarray:
     """Mean over each window; torch's divisor rules for padding and ceil_mode."""
     h, wd = x.shape[2:]
-    out = (
-        _out_size(h, kernel[0], stride[0], padding[0], 1, ceil_mode),
-        _out_size(wd, kernel[1], stride[1], padding[1], 1, ceil_mode),
-    )
+    out = output_hw((h, wd), kernel, stride, padding, (1, 1), ceil_mode)
     extra = (
         _far_side_extra(h, kernel[0], stride[0], padding[0], 1, out[0]),
         _far_side_extra(wd, kernel[1], stride[1], padding[1], 1, out[1]),

@@ -20,8 +20,9 @@ import numpy as np
 
 from .. import _functions as _core
 from .._dtype import as_dtype, dtype
+from .._shape import in_op as _in_op
+from .._shape import output_hw
 from .._tensor import Tensor
-from .._tensor import in_op as _in_op
 from ..backend import ops
 from ..overrides import tensor_function
 
@@ -365,21 +366,8 @@ def _pool_args(op: str, kernel_size, stride, padding, dilation):
     return kernel, stride, padding, dilation
 
 
-def _pooled_size(size, kernel, stride, pad, dilation, ceil_mode):
-    span = size + 2 * pad - dilation * (kernel - 1) - 1
-    if ceil_mode:
-        out = -(-span // stride) + 1
-        if (out - 1) * stride >= size + pad:
-            out -= 1
-        return out
-    return span // stride + 1
-
-
 def _check_pool_output(op, x, kernel, stride, padding, dilation, ceil_mode):
-    out = [
-        _pooled_size(x.shape[2 + i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode)
-        for i in range(2)
-    ]
+    out = output_hw(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
     if min(out) < 1:
         c, h, w = x.shape[1:]
         raise RuntimeError(

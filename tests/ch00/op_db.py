@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from tensor._ops import OPS as TABLE
 from tests.ch00.tensor_helpers import data, layouts
 
 FLOATS = ("float32", "float64")
@@ -194,47 +195,34 @@ def _stack_ref(arrays, dim=0):
 
 # -- the table ----------------------------------------------------------------
 
-UNARY_REFS = {
-    "neg": (np.negative, unary_samples, NUMERIC),
-    "abs": (np.abs, unary_samples, NUMERIC),
-    "exp": (lambda x: np.exp(x.astype(np.float64)), unary_samples, NUMERIC),
+# Torch is the oracle; NumPy is the second. The op table (tensor/_ops.py) gives every
+# elementwise op and its NumPy reference; these references compute in float64 instead.
+PRECISE_REFS = {
+    "exp": lambda x: np.exp(x.astype(np.float64)),
     # Negative inputs too: NaN where torch gives NaN (-inf, inf and NaN inputs are
     # test_tensor_core.py's test_unary_extremes_match_torch).
-    "log": (lambda x: np.log(x.astype(np.float64)), unary_samples, NUMERIC),
-    "sqrt": (lambda x: np.sqrt(x.astype(np.float64)), unary_samples, NUMERIC),
-    "rsqrt": (lambda x: 1.0 / np.sqrt(x.astype(np.float64)), unary_samples, NUMERIC),
-    "sigmoid": (np_sigmoid, unary_samples, NUMERIC),
-    "tanh": (lambda x: np.tanh(x.astype(np.float64)), unary_samples, NUMERIC),
-    "relu": (lambda x: np.maximum(x, 0).astype(x.dtype), unary_samples, NUMERIC),
-}
-
-BINARY_REFS = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
+    "log": lambda x: np.log(x.astype(np.float64)),
+    "sqrt": lambda x: np.sqrt(x.astype(np.float64)),
+    "rsqrt": lambda x: 1.0 / np.sqrt(x.astype(np.float64)),
+    "sigmoid": np_sigmoid,
+    "tanh": lambda x: np.tanh(x.astype(np.float64)),
+    "relu": lambda x: np.maximum(x, 0).astype(x.dtype),
     "div": lambda a, b: np.true_divide(np.asarray(a, np.float64), b),
-    "maximum": np.maximum,
-    "minimum": np.minimum,
-    "gt": np.greater,
-    "lt": np.less,
-    "ge": np.greater_equal,
-    "le": np.less_equal,
-    "eq": np.equal,
-    "ne": np.not_equal,
-    "bitwise_and": np.bitwise_and,
-    "bitwise_or": np.bitwise_or,
     "pow": lambda a, b: np.power(np.asarray(a, np.float64), b),
 }
 
 OPS: list[OpInfo] = []
 
-for _name, (_ref, _samples, _dtypes) in UNARY_REFS.items():
-    _errors = [dtype_error(_name, "bool")] if _name == "neg" else []
-    OPS.append(OpInfo(_name, _ref, _dtypes, _samples, errors=_errors))
-
-for _name, _ref in BINARY_REFS.items():
-    _errors = [shape_mismatch(_name, "int64" if _name.startswith("bitwise") else "float32")]
-    if _name in ("bitwise_and", "bitwise_or"):
+for _op in TABLE:
+    if not _op.public or _op.kind not in ("unary", "binary", "compare"):
+        continue
+    _name, _ref = _op.name, PRECISE_REFS.get(_op.name, _op.numpy)
+    if _op.kind == "unary":
+        _errors = [dtype_error(_name, "bool")] if _name == "neg" else []
+        OPS.append(OpInfo(_name, _ref, NUMERIC, unary_samples, errors=_errors))
+        continue
+    _errors = [shape_mismatch(_name, "int64" if _op.dtypes == "int" else "float32")]
+    if _op.dtypes == "int":
         _errors.append(dtype_error(_name, "float32", "float32"))
     if _name == "sub":
         _errors.append(dtype_error(_name, "bool", "bool"))

@@ -12,13 +12,14 @@ import pytest
 import torch
 
 import tensor
+from tensor._ops import OPS
 from tensor.backend import _allocator
 from tensor.backend import numba_backend as nb
 from tensor.testing import assert_close
 
 RNG = np.random.default_rng(7)
-BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum")
-COMPARE = ("gt", "lt", "ge", "le", "eq", "ne")
+BINARY = tuple(op.name for op in OPS if op.kind == "binary" and op.dtypes == "numeric")
+COMPARE = tuple(op.name for op in OPS if op.kind == "compare")
 
 
 @pytest.fixture(autouse=True)

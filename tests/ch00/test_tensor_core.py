@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensor
+from tensor._ops import OPS
 from tests.ch00.tensor_helpers import data, pair, views
 from tests.helpers import check
 
@@ -19,7 +20,7 @@ from tests.helpers import check
 # unary
 # ---------------------------------------------------------------------------
 
-UNARY = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu"]
+UNARY = [op.name for op in OPS if op.kind == "unary" and op.public]
 
 
 # Each unary op as function and method, every dtype, shape and layout, against torch

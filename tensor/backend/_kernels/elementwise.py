@@ -10,54 +10,32 @@ coalesced shape (``strides.py``). It walks the range in *blocks* of at most
 2. gets each operand's block as a contiguous 1-d array: a slice of the
    storage when the stride is 1, else a gather into a small scratch buffer
    (``_block``: the only code that knows about strides);
-3. applies the op to contiguous blocks (``_map_block``, ``_zip_block``):
-   one tight loop per op that LLVM vectorises, because ``fn`` is a
-   module-level scalar function inlined into it.
+3. applies the op to contiguous blocks: one tight loop that LLVM vectorises,
+   because the op's scalar function is inlined into it.
 
-So each op has exactly one loop, compiled once per dtype inside one *switch*
-function per family (``map_range``, ``zip_range``, ``compare_range``), and
-that one compiled function serves contiguous, permuted, sliced and broadcast
-operands alike. The kernels release the GIL (``nogil=True``); the backend
-splits large outputs into ranges and runs them on a few threads.
+Each op gets kernels of its own, built on first use by a factory
+(``map_kernel``, ``zip_kernel``, ``scalar_kernel``) around the scalar
+function that the op table names: no switch on an opcode, and an op that a
+program never uses is never compiled. The factory closes over the scalar
+function's *name*, a string, which numba's on-disk cache keys on, so a second
+process loads each kernel instead of compiling it again. The kernels release
+the GIL (``nogil=True``); the backend splits large outputs into ranges and
+runs them on a few threads.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from . import scalar as s
+from ._cache import keyed_by_every_kernel_source
 from .strides import row_start
 
 BLOCK = 2048  # elements per block; a block's scratch buffers stay in L1
-
-
-# --8<-- [start:family]
-@njit(inline="always")
-def _block(a, pos, n, step, scratch):
-    """n elements of ``a`` from ``pos`` with stride ``step``, as a contiguous array."""
-    if step == 1:
-        return a[pos : pos + n]
-    buf = scratch[:n]
-    for j in range(n):
-        buf[j] = a[pos + j * step]
-    return buf
-
-
-# A function of its own rather than inlined: in the big switch below, LLVM
-# reloaded exp32's constants on every iteration; here they stay in registers.
-# "contract" lets LLVM fuse each multiply and add into one FMA instruction.
-@njit(error_model="numpy", fastmath={"contract"})
-def _map_block(fn, o, x):
-    for j in range(o.size):
-        o[j] = fn(x[j])
-
-
-@njit(inline="always")
-def _zip_block(fn, o, x, y):
-    for j in range(o.size):
-        o[j] = fn(x[j], y[j])
-# --8<-- [end:family]
 
 
 @njit(inline="always")
@@ -73,118 +51,116 @@ def _next_block(k, hi, shape, strides, offset, cap):
     return n, row_start(k // inner, shape, strides, offset) + j * strides[-1]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def map_range(op, out, lo, hi, shape, a, a_off, a_strides):
-    """Unary float op ``op`` (code from ``scalar.UNARY``) on output elements [lo, hi)."""
-    scratch = np.empty(BLOCK, a.dtype)
-    cap = hi - lo if a_strides[-1] == 1 else BLOCK
-    k = lo
-    while k < hi:
-        n, pa = _next_block(k, hi, shape, a_strides, a_off, cap)
-        o = out[k : k + n]
-        x = _block(a, pa, n, a_strides[-1], scratch)
-        if op == 0:
-            _map_block(s.neg, o, x)
-        elif op == 1:
-            _map_block(s.absolute, o, x)
-        elif op == 2:
-            _map_block(s.exp, o, x)
-        elif op == 3:
-            _map_block(s.log, o, x)
-        elif op == 4:
-            _map_block(s.sqrt, o, x)
-        elif op == 5:
-            _map_block(s.rsqrt, o, x)
-        elif op == 6:
-            _map_block(s.sigmoid, o, x)
-        elif op == 7:
-            _map_block(s.tanh, o, x)
-        elif op == 8:
-            _map_block(s.relu, o, x)
-        else:
-            _map_block(s.gelu, o, x)
-        k += n
+# --8<-- [start:family]
+def apply(name, *args):
+    """``scalar.<name>(*args)``: ``name`` is known when the kernel compiles."""
 
 
-@njit(cache=True, nogil=True)
-def map_range_int(op, out, lo, hi, shape, a, a_off, a_strides):
-    """The unary ops integers have (neg 0, abs 1, relu 8) on output elements [lo, hi)."""
-    scratch = np.empty(BLOCK, a.dtype)
-    cap = hi - lo if a_strides[-1] == 1 else BLOCK
-    k = lo
-    while k < hi:
-        n, pa = _next_block(k, hi, shape, a_strides, a_off, cap)
-        o = out[k : k + n]
-        x = _block(a, pa, n, a_strides[-1], scratch)
-        if op == 0:
-            _map_block(s.neg, o, x)
-        elif op == 1:
-            _map_block(s.absolute, o, x)
-        else:
-            _map_block(s.relu, o, x)
-        k += n
+@overload(apply, prefer_literal=True)
+def _apply(name, *args):
+    if isinstance(name, types.StringLiteral):
+        fn = getattr(s, name.literal_value)
+        if len(args) == 1:
+            return lambda name, *args: fn(args[0])
+        return lambda name, *args: fn(args[0], args[1])
+    return None
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def zip_range(op, out, lo, hi, shape, a, a_off, a_strides, b, b_off, b_strides):
-    """Binary op ``op`` (code from ``scalar.BINARY``) on output elements [lo, hi)."""
-    scratch_a = np.empty(BLOCK, a.dtype)
-    scratch_b = np.empty(BLOCK, b.dtype)
-    cap = hi - lo if a_strides[-1] == 1 and b_strides[-1] == 1 else BLOCK
-    k = lo
-    while k < hi:
-        n, pa = _next_block(k, hi, shape, a_strides, a_off, cap)
-        pb = row_start(k // shape[-1], shape, b_strides, b_off) + (k % shape[-1]) * b_strides[-1]
-        o = out[k : k + n]
-        x = _block(a, pa, n, a_strides[-1], scratch_a)
-        y = _block(b, pb, n, b_strides[-1], scratch_b)
-        if op == 0:
-            _zip_block(s.add, o, x, y)
-        elif op == 1:
-            _zip_block(s.sub, o, x, y)
-        elif op == 2:
-            _zip_block(s.mul, o, x, y)
-        elif op == 3:
-            _zip_block(s.div, o, x, y)
-        elif op == 4:
-            _zip_block(s.pow_, o, x, y)
-        elif op == 5:
-            _zip_block(s.maximum, o, x, y)
-        elif op == 6:
-            _zip_block(s.minimum, o, x, y)
-        elif op == 7:
-            _zip_block(s.bitwise_and, o, x, y)
-        else:
-            _zip_block(s.bitwise_or, o, x, y)
-        k += n
+@njit(inline="always")
+def _block(a, pos, n, step, scratch):
+    """n elements of ``a`` from ``pos`` with stride ``step``, as a contiguous array."""
+    if step == 1:
+        return a[pos : pos + n]
+    buf = scratch[:n]
+    for j in range(n):
+        buf[j] = a[pos + j * step]
+    return buf
 
 
-@njit(cache=True, nogil=True)
-def compare_range(op, out, lo, hi, shape, a, a_off, a_strides, b, b_off, b_strides):
-    """Comparison ``op`` (code from ``scalar.COMPARE``) on output elements [lo, hi)."""
-    scratch_a = np.empty(BLOCK, a.dtype)
-    scratch_b = np.empty(BLOCK, b.dtype)
-    cap = hi - lo if a_strides[-1] == 1 and b_strides[-1] == 1 else BLOCK
-    k = lo
-    while k < hi:
-        n, pa = _next_block(k, hi, shape, a_strides, a_off, cap)
-        pb = row_start(k // shape[-1], shape, b_strides, b_off) + (k % shape[-1]) * b_strides[-1]
-        o = out[k : k + n]
-        x = _block(a, pa, n, a_strides[-1], scratch_a)
-        y = _block(b, pb, n, b_strides[-1], scratch_b)
-        if op == 0:
-            _zip_block(s.gt, o, x, y)
-        elif op == 1:
-            _zip_block(s.lt, o, x, y)
-        elif op == 2:
-            _zip_block(s.ge, o, x, y)
-        elif op == 3:
-            _zip_block(s.le, o, x, y)
-        elif op == 4:
-            _zip_block(s.eq, o, x, y)
-        else:
-            _zip_block(s.ne, o, x, y)
-        k += n
+@functools.cache
+def zip_kernel(fn: str):
+    """The kernel of binary or comparison op ``scalar.<fn>``, on output elements [lo, hi)."""
+    with keyed_by_every_kernel_source():
+
+        @njit(cache=True, nogil=True, error_model="numpy")
+        def zip_range(out, lo, hi, shape, a, a_off, a_strides, b, b_off, b_strides):
+            scratch_a, scratch_b = np.empty(BLOCK, a.dtype), np.empty(BLOCK, b.dtype)
+            cap = hi - lo if a_strides[-1] == 1 and b_strides[-1] == 1 else BLOCK
+            k = lo
+            while k < hi:
+                n, pa = _next_block(k, hi, shape, a_strides, a_off, cap)
+                pb = row_start(k // shape[-1], shape, b_strides, b_off)
+                x = _block(a, pa, n, a_strides[-1], scratch_a)
+                y = _block(b, pb + (k % shape[-1]) * b_strides[-1], n, b_strides[-1], scratch_b)
+                o = out[k : k + n]
+                for j in range(n):
+                    o[j] = apply(fn, x[j], y[j])
+                k += n
+
+    return zip_range
+# --8<-- [end:family]
+
+
+@functools.cache
+def map_kernel(fn: str):
+    """The kernel of unary op ``scalar.<fn>``, on output elements [lo, hi).
+
+    "contract" lets LLVM fuse each multiply and add of exp32's polynomial
+    into one FMA instruction."""
+    with keyed_by_every_kernel_source():
+
+        @njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+        def map_range(out, lo, hi, shape, a, a_off, a_strides):
+            scratch = np.empty(BLOCK, a.dtype)
+            cap = hi - lo if a_strides[-1] == 1 else BLOCK
+            k = lo
+            while k < hi:
+                n, pa = _next_block(k, hi, shape, a_strides, a_off, cap)
+                x = _block(a, pa, n, a_strides[-1], scratch)
+                o = out[k : k + n]
+                for j in range(n):
+                    o[j] = apply(fn, x[j])
+                k += n
+
+    return map_range
+
+
+# ---- a Python-scalar operand ---------------------------------------------------
+# ``x * 2.0`` must not become ``x * broadcast_to(2.0, x.shape)``: the scalar
+# stays a scalar, held in a register by the loop, and only ``x`` is read.
+@njit(inline="always")
+def _as_dtype_of(a, value):
+    """``value`` (a Python float, int or bool) as a scalar of ``a``'s dtype."""
+    cast = np.empty(1, a.dtype)
+    cast[0] = value
+    return cast[0]
+
+
+@functools.cache
+def scalar_kernel(fn: str, scalar_left: bool):
+    """``scalar.<fn>(x, value)`` (``fn(value, x)`` when ``scalar_left``) over ``a``'s
+    elements [lo, hi): ``2.0 - x`` and ``0.5 < x`` are computed as written."""
+    with keyed_by_every_kernel_source():
+
+        @njit(cache=True, nogil=True, error_model="numpy")
+        def scalar_range(out, lo, hi, shape, a, a_off, a_strides, value):
+            c = _as_dtype_of(a, value)
+            scratch = np.empty(BLOCK, a.dtype)
+            cap = hi - lo if a_strides[-1] == 1 else BLOCK
+            k = lo
+            while k < hi:
+                n, pa = _next_block(k, hi, shape, a_strides, a_off, cap)
+                x = _block(a, pa, n, a_strides[-1], scratch)
+                o = out[k : k + n]
+                if scalar_left:
+                    for j in range(n):
+                        o[j] = apply(fn, c, x[j])
+                else:
+                    for j in range(n):
+                        o[j] = apply(fn, x[j], c)
+                k += n
+
+    return scalar_range
 
 
 @njit(cache=True, nogil=True)
@@ -209,102 +185,3 @@ def clamp_range(out, lo, hi, a, low, high, has_low, has_high):
         if has_high and x > high:
             x = high
         out[k] = x
-
-
-# ---- a Python-scalar operand ---------------------------------------------------
-# ``x * 2.0`` must not become ``x * broadcast_to(2.0, x.shape)``: the scalar
-# stays a scalar, held in a register by the loop, and only ``x`` is read.
-# Codes 0-8 are ``scalar.BINARY`` with the scalar on the right; 9, 10 and 11
-# are sub, div and pow with the scalar on the left (``2.0 - x``), the only
-# binary ops where the side matters and that torch has reflected operators for.
-@njit(inline="always")
-def _rsub(x, y):
-    return y - x
-
-
-@njit(inline="always")
-def _rdiv(x, y):
-    return y / x
-
-
-@njit(inline="always")
-def _rpow(x, y):
-    return s.pow_(y, x)
-
-
-@njit(inline="always")
-def _scalar_block(fn, o, x, c):
-    for j in range(o.size):
-        o[j] = fn(x[j], c)
-
-
-@njit(inline="always")
-def _as_dtype_of(a, value):
-    """``value`` (a Python float, int or bool) as a scalar of ``a``'s dtype."""
-    cast = np.empty(1, a.dtype)
-    cast[0] = value
-    return cast[0]
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def zip_scalar_range(op, out, lo, hi, shape, a, a_off, a_strides, value):
-    """Binary op ``op`` between ``a`` and one scalar, on output elements [lo, hi)."""
-    c = _as_dtype_of(a, value)
-    scratch = np.empty(BLOCK, a.dtype)
-    cap = hi - lo if a_strides[-1] == 1 else BLOCK
-    k = lo
-    while k < hi:
-        n, pa = _next_block(k, hi, shape, a_strides, a_off, cap)
-        o = out[k : k + n]
-        x = _block(a, pa, n, a_strides[-1], scratch)
-        if op == 0:
-            _scalar_block(s.add, o, x, c)
-        elif op == 1:
-            _scalar_block(s.sub, o, x, c)
-        elif op == 2:
-            _scalar_block(s.mul, o, x, c)
-        elif op == 3:
-            _scalar_block(s.div, o, x, c)
-        elif op == 4:
-            _scalar_block(s.pow_, o, x, c)
-        elif op == 5:
-            _scalar_block(s.maximum, o, x, c)
-        elif op == 6:
-            _scalar_block(s.minimum, o, x, c)
-        elif op == 7:
-            _scalar_block(s.bitwise_and, o, x, c)
-        elif op == 8:
-            _scalar_block(s.bitwise_or, o, x, c)
-        elif op == 9:
-            _scalar_block(_rsub, o, x, c)
-        elif op == 10:
-            _scalar_block(_rdiv, o, x, c)
-        else:
-            _scalar_block(_rpow, o, x, c)
-        k += n
-
-
-@njit(cache=True, nogil=True)
-def compare_scalar_range(op, out, lo, hi, shape, a, a_off, a_strides, value):
-    """Comparison ``op`` (``a`` on the left) with one scalar, on output elements [lo, hi)."""
-    c = _as_dtype_of(a, value)
-    scratch = np.empty(BLOCK, a.dtype)
-    cap = hi - lo if a_strides[-1] == 1 else BLOCK
-    k = lo
-    while k < hi:
-        n, pa = _next_block(k, hi, shape, a_strides, a_off, cap)
-        o = out[k : k + n]
-        x = _block(a, pa, n, a_strides[-1], scratch)
-        if op == 0:
-            _scalar_block(s.gt, o, x, c)
-        elif op == 1:
-            _scalar_block(s.lt, o, x, c)
-        elif op == 2:
-            _scalar_block(s.ge, o, x, c)
-        elif op == 3:
-            _scalar_block(s.le, o, x, c)
-        elif op == 4:
-            _scalar_block(s.eq, o, x, c)
-        else:
-            _scalar_block(s.ne, o, x, c)
-        k += n

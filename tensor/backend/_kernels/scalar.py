@@ -9,6 +9,10 @@ straight from the exponent bits. Every step is plain arithmetic, so a loop of
 NumPy in tests/ch00/test_kernels.py).
 
 Float64 keeps libm (``math.exp``): accuracy first, float32 is the fast path.
+
+The op table (``tensor/_ops.py``) names, for each elementwise op, the function
+here that computes one element; ``elementwise.py`` builds the op's kernel
+around it.
 """
 
 from __future__ import annotations
@@ -18,14 +22,6 @@ import math
 import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic, overload
-
-# Opcodes: the position of an op in the backend's tuple is its code.
-UNARY = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "gelu")
-BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "bitwise_and", "bitwise_or")
-COMPARE = ("gt", "lt", "ge", "le", "eq", "ne")
-UNARY_CODE = {name: code for code, name in enumerate(UNARY)}
-BINARY_CODE = {name: code for code, name in enumerate(BINARY)}
-COMPARE_CODE = {name: code for code, name in enumerate(COMPARE)}
 
 
 @intrinsic
@@ -295,26 +291,14 @@ def minimum(x, y):
     return x if (x < y or x != x) else y
 
 
+@njit(inline="always")
 def bitwise_and(x, y):
-    """x & y for integers (the public API never sends floats here)."""
+    return x & y  # ints only: the public API never sends floats here
 
 
+@njit(inline="always")
 def bitwise_or(x, y):
-    """x | y for integers (the public API never sends floats here)."""
-
-
-@overload(bitwise_and)
-def _bitwise_and(x, y):
-    if isinstance(x, types.Float):
-        return lambda x, y: x  # unreachable: keeps the float kernels typable
-    return lambda x, y: x & y
-
-
-@overload(bitwise_or)
-def _bitwise_or(x, y):
-    if isinstance(x, types.Float):
-        return lambda x, y: x  # unreachable: keeps the float kernels typable
-    return lambda x, y: x | y
+    return x | y
 
 
 # ---- compare ---------------------------------------------------------------

@@ -1,0 +1,161 @@
+"""The op table: every elementwise op and reduction of `tensor`, written once.
+
+Each row says what the rest of the library needs to know about one op:
+
+- ``name``: ``tensor.<name>``, ``Tensor.<name>`` and the backend's op name;
+- ``kind``: ``unary``, ``binary``, ``compare`` (binary, bool result),
+  ``reduce``, or ``other`` (written by hand in ``_functions.py``; the row
+  only gives its method and operators);
+- ``numpy``: the NumPy reference, array(s) in, array out (the NumPy backend
+  runs it; the numba kernels are tested against it);
+- ``dtypes``: ``float`` (integer inputs compute in float32), ``numeric`` (every
+  dtype in its own; unary ops refuse bool), ``int`` (int and bool only) or
+  ``all``;
+- ``scalar``: the per-element function in ``backend/_kernels/scalar.py``
+  from which the numba backend builds the op's kernel (``name`` if empty);
+- ``operator``, ``reflected``: Python's spellings (``__add__``, and
+  ``__radd__`` when reflected); ``torch_passes_method``: torch hands the
+  operator to ``__torch_function__`` as the named method (``x + y`` arrives
+  as ``Tensor.add``), which is how torch.fx records it;
+- ``method`` / ``public``: whether ``Tensor.<name>`` / ``tensor.<name>`` exist.
+
+What derives from it: both backends' op tuples and the NumPy backend's
+functions, the numba kernels (one per op, built around its scalar function),
+the public functions and Tensor methods and operators (``_functions.py``), the
+tensor framework adapter's operator list and the tests' parametrization
+(tests/ch00/op_db.py). A new elementwise op is one row here plus its scalar
+function in ``scalar.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def _quiet(ufunc):
+    """``ufunc`` without NumPy's warnings: log(-1) is NaN and 1/0 is inf, as in torch."""
+
+    def run(*arrays):
+        with np.errstate(all="ignore"):
+            return ufunc(*arrays)
+
+    return run
+
+
+# logaddexp warns when it meets NaN, though NaN in, NaN out is exactly what we want
+warnings.filterwarnings("ignore", "invalid value encountered in logaddexp", RuntimeWarning)
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def _sigmoid(a):
+    # 1 / (1 + exp(-a)) written as exp(-log(1 + exp(-a))): no overflow, no warning
+    return np.exp(-np.logaddexp(0, -a))
+
+
+def _gelu(a):
+    # the exact form torch uses by default: x * Phi(x), Phi the normal CDF
+    phi = _erf(a.astype(np.float64) / math.sqrt(2.0)).astype(np.float64)
+    return (0.5 * a * (1.0 + phi)).astype(a.dtype)
+
+
+def _mean(a, axis, keepdims):
+    total = np.add.reduce(a, axis=axis, keepdims=keepdims)
+    count = a.size // max(total.size, 1) if a.size else 0
+    if count == 0:  # NaN, as in torch, without NumPy's warning about an empty mean
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return total / a.dtype.type(0)
+    return total / a.dtype.type(count)
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    kind: str
+    numpy: Callable | None
+    dtypes: str
+    doc: str = ""
+    scalar: str = ""
+    operator: str = ""
+    reflected: bool = False
+    torch_passes_method: bool = True
+    method: bool = True
+    public: bool = True
+
+
+F, N, I, A = "float", "numeric", "int", "all"  # noqa: E741 (the dtypes column, short)
+
+OPS: tuple[Op, ...] = (
+    Op("neg", "unary", np.negative, N, "-input, elementwise.", operator="__neg__"),
+    Op("abs", "unary", np.abs, N, "|input|, elementwise.", "absolute", "__abs__",
+       torch_passes_method=False),
+    Op("exp", "unary", _quiet(np.exp), F, "e ** input, elementwise (ints become float32)."),
+    Op("log", "unary", _quiet(np.log), F, "Natural logarithm, elementwise."),
+    Op("sqrt", "unary", _quiet(np.sqrt), F, "Square root, elementwise."),
+    Op("rsqrt", "unary", _quiet(lambda a: 1.0 / np.sqrt(a)), F, "1 / sqrt(input), elementwise."),
+    Op("sigmoid", "unary", _sigmoid, F, "1 / (1 + exp(-input)), elementwise."),
+    Op("tanh", "unary", np.tanh, F, "Hyperbolic tangent, elementwise."),
+    Op("relu", "unary", lambda a: np.maximum(a, 0), N, "max(input, 0), elementwise."),
+    Op("gelu", "unary", _gelu, F, method=False, public=False),  # tensor.nn.functional.gelu
+    Op("add", "binary", np.add, N, "input + alpha * other.", operator="__add__", reflected=True),
+    Op("sub", "binary", np.subtract, N, "input - alpha * other.", operator="__sub__",
+       reflected=True),
+    Op("mul", "binary", np.multiply, N, "input * other, broadcasting.", operator="__mul__",
+       reflected=True),
+    Op("div", "binary", _quiet(np.true_divide), N, "input / other (true division: integers "
+       "give float32).", operator="__truediv__", reflected=True),
+    Op("pow", "binary", _quiet(np.power), N, "input ** exponent, broadcasting.", "pow_",
+       "__pow__", reflected=True),
+    Op("maximum", "binary", np.maximum, N, "The larger of two tensors, elementwise (NaN wins)."),
+    Op("minimum", "binary", np.minimum, N, "The smaller of two tensors, elementwise (NaN wins)."),
+    Op("bitwise_and", "binary", np.bitwise_and, I, "input & other for bool and int tensors.",
+       operator="__and__", reflected=True, torch_passes_method=False),
+    Op("bitwise_or", "binary", np.bitwise_or, I, "input | other for bool and int tensors.",
+       operator="__or__", reflected=True, torch_passes_method=False),
+    Op("gt", "compare", np.greater, A, "input > other, elementwise, as bool.", operator="__gt__"),
+    Op("lt", "compare", np.less, A, "input < other, elementwise, as bool.", operator="__lt__"),
+    Op("ge", "compare", np.greater_equal, A, "input >= other, elementwise, as bool.",
+       operator="__ge__"),
+    Op("le", "compare", np.less_equal, A, "input <= other, elementwise, as bool.",
+       operator="__le__"),
+    Op("eq", "compare", np.equal, A, "input == other, elementwise, as bool.", operator="__eq__"),
+    Op("ne", "compare", np.not_equal, A, "input != other, elementwise, as bool.",
+       operator="__ne__"),
+    # The ufuncs' own reduce methods: what np.sum and np.max call, minus their Python layer.
+    Op("sum", "reduce", np.add.reduce, A),
+    Op("mean", "reduce", _mean, F),
+    Op("amax", "reduce", np.maximum.reduce, A),
+    Op("amin", "reduce", np.minimum.reduce, A),
+    # Written by hand in _functions.py; the rows give their methods and operators.
+    Op("clamp", "other", None, N),
+    Op("matmul", "other", np.matmul, N, operator="__matmul__", reflected=True),
+    Op("max", "other", None, A),
+    Op("min", "other", None, A),
+    Op("argmax", "other", None, N),
+    Op("argmin", "other", None, N),
+    Op("softmax", "other", None, F),
+    Op("log_softmax", "other", None, F),
+)
+
+BY_NAME: dict[str, Op] = {op.name: op for op in OPS}
+
+
+def names(kind: str) -> tuple[str, ...]:
+    """The names of the ops of one kind, in table order."""
+    return tuple(op.name for op in OPS if op.kind == kind)
+
+
+def scalar_name(op: str) -> str:
+    """The per-element function in ``backend/_kernels/scalar.py`` that computes ``op``."""
+    return BY_NAME[op].scalar or op
+
+
+UNARY_OPS = names("unary")
+BINARY_OPS = names("binary")
+COMPARE_OPS = names("compare")
+REDUCE_OPS = names("reduce")
+FLOAT_ONLY = frozenset(op.name for op in OPS if op.kind == "unary" and op.dtypes == F)
