@@ -191,7 +191,12 @@ class Graph:
 
     # --8<-- [start:erase_node]
     def erase_node(self, to_erase: Node) -> None:
-        """Remove a node that nobody reads any more."""
+        """Remove a node that nobody reads any more.
+
+        A RuntimeError names the node if it belongs to another graph, was
+        erased already, or still has users. The node keeps its own links, so
+        a loop that is visiting it can still step on; its inputs lose it as a user.
+        """
         if to_erase.graph is not self:
             raise RuntimeError(f"erase_node: node {to_erase.name} belongs to another graph")
         if to_erase._erased:

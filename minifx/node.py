@@ -317,7 +317,12 @@ class Node:
 
     # -- printing ---------------------------------------------------------
     def format_node(self) -> str:
-        """This node as one line of ``str(graph)``."""
+        """This node as one line of ``str(graph)``.
+
+        ``%name : [num_users=N] = op[target=...](args = (...), kwargs = {...})``,
+        with the type after the colon when the node has one; a placeholder
+        shows its default, a get_attr has no args, the output is ``return ...``.
+        """
         users = f"[num_users={len(self.users)}]"
         typ = f"{type_repr(self.type)} " if self.type is not None else ""
         if self.op == "placeholder":

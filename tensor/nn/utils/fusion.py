@@ -36,7 +36,13 @@ def fuse_conv_bn_weights(
     bn_w: Tensor | None,
     bn_b: Tensor | None,
 ) -> tuple[Parameter, Parameter]:
-    """The fused (weight, bias) of a convolution followed by an eval-mode BatchNorm."""
+    """The fused (weight, bias) of a convolution followed by an eval-mode BatchNorm.
+
+    ``conv_w`` is (out_channels, in_channels / groups, kh, kw); the BatchNorm
+    statistics and affine parameters, and ``conv_b``, are (out_channels,).
+    Missing ones (None) act as weight 1 and bias 0. Both results keep the
+    weight's dtype and its ``requires_grad``.
+    """
     w = conv_w._array
     dtype = w.dtype
     out_channels = w.shape[0]
