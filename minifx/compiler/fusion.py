@@ -1,17 +1,23 @@
 """The fusion pass: replace each group of elementwise nodes by one kernel call.
 
-Three steps, each a function below:
+Four steps, each a function below:
 
-1. ``fusible_nodes``: which nodes are elementwise operations on float tensors
-   (ShapeProp has written every node's dtype and shape into its meta).
+1. ``fusible_nodes``: which nodes are elementwise operations on float tensors,
+   or sums, means and maxes over the last dim that keep it (ShapeProp has
+   written every node's dtype and shape into its meta).
 2. ``find_groups``: gather them into groups. A group grows backwards from
    its last node, taking in an input only when *every* user of that input is
    already in the group: then the input's value is needed nowhere else and
    never has to exist in memory. A node that is also read outside (by a
    matmul, by the output, by another group) ends its group there: it stays
    a real tensor, and the nodes after it start a new group that reads it.
-3. ``replace_group``: generate the group's kernel (``kernel.py``), insert one
-   ``call_function`` node that calls it, move the users over, erase the group.
+   A group with reductions keeps to two shapes, the one its reductions read
+   and their row shape, so that it can run row by row (``rows.py``).
+3. ``replace_group``: generate the group's kernel (``kernel.py`` or
+   ``rows.py``), insert one ``call_function`` node that calls it, move the
+   users over, erase the group.
+4. ``plan_buffers``: hand each kernel that would allocate its result the
+   buffer of an intermediate that died before it.
 """
 
 from __future__ import annotations
