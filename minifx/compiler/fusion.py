@@ -268,6 +268,18 @@ def plan_buffers(graph: Graph) -> None:
 # --8<-- [end:plan_buffers]
 
 
+def _worth_a_kernel(graph: Graph, members: list[Node], forms: dict) -> bool:
+    """Two nodes or more save a pass over memory. A lone elementwise node saves
+    nothing, unless it can write over its dying input: an activation after a
+    conv or a linear layer then runs in place, with no new output."""
+    if len(members) > 1:
+        return True
+    (node,) = members
+    inputs = list(dict.fromkeys(forms[node].input_nodes))
+    return isinstance(forms[node], Pointwise) and \
+        reusable_input(graph, members, inputs) is not None
+
+
 # --8<-- [start:fuse_elementwise]
 def fuse_elementwise(gm: Any, example_inputs: list[Any]) -> Any:
     """Rewrite ``gm`` in place: each group of two or more elementwise nodes
@@ -277,7 +289,7 @@ def fuse_elementwise(gm: Any, example_inputs: list[Any]) -> Any:
     # Last group first: a group's canonical forms still name the nodes it
     # reads, and those must not have been replaced yet.
     for members in reversed(find_groups(gm.graph, forms)):
-        if len(members) > 1:  # a lone node gains nothing from a kernel of its own
+        if _worth_a_kernel(gm.graph, members, forms):
             replace_group(gm.graph, members, forms)
     plan_buffers(gm.graph)
     gm.graph.lint()
