@@ -2,9 +2,10 @@
 
 - ``compiled.py``: ``compile``, the cache of callables by input signature;
 - ``backends.py``: the backend contract, "eager" and "numba";
-- ``elementwise.py``: which nodes are elementwise operations;
-- ``fusion.py``: grouping them and replacing each group by one node;
-- ``kernel.py``: the numba kernel generated for a group.
+- ``elementwise.py``: which nodes are elementwise operations (and last-dim reductions);
+- ``fusion.py``: grouping them, replacing each group by one node, planning buffers;
+- ``kernel.py``: the numba kernel generated for a group;
+- ``rows.py``: the row kernel of a group around reductions over the last dim.
 """
 
 from .backends import list_backends, register_backend

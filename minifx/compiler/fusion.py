@@ -1,17 +1,23 @@
 """The fusion pass: replace each group of elementwise nodes by one kernel call.
 
-Three steps, each a function below:
+Four steps, each a function below:
 
-1. ``fusible_nodes``: which nodes are elementwise operations on float tensors
-   (ShapeProp has written every node's dtype and shape into its meta).
+1. ``fusible_nodes``: which nodes are elementwise operations on float tensors,
+   or sums, means and maxes over the last dim that keep it (ShapeProp has
+   written every node's dtype and shape into its meta).
 2. ``find_groups``: gather them into groups. A group grows backwards from
    its last node, taking in an input only when *every* user of that input is
    already in the group: then the input's value is needed nowhere else and
    never has to exist in memory. A node that is also read outside (by a
    matmul, by the output, by another group) ends its group there: it stays
    a real tensor, and the nodes after it start a new group that reads it.
-3. ``replace_group``: generate the group's kernel (``kernel.py``), insert one
-   ``call_function`` node that calls it, move the users over, erase the group.
+   A group with reductions keeps to two shapes, the one its reductions read
+   and their row shape, so that it can run row by row (``rows.py``).
+3. ``replace_group``: generate the group's kernel (``kernel.py`` or
+   ``rows.py``), insert one ``call_function`` node that calls it, move the
+   users over, erase the group.
+4. ``plan_buffers``: hand each kernel that would allocate its result the
+   buffer of an intermediate that died before it.
 """
 
 from __future__ import annotations
@@ -262,6 +268,18 @@ def plan_buffers(graph: Graph) -> None:
 # --8<-- [end:plan_buffers]
 
 
+def _worth_a_kernel(graph: Graph, members: list[Node], forms: dict) -> bool:
+    """Two nodes or more save a pass over memory. A lone elementwise node saves
+    nothing, unless it can write over its dying input: an activation after a
+    conv or a linear layer then runs in place, with no new output."""
+    if len(members) > 1:
+        return True
+    (node,) = members
+    inputs = list(dict.fromkeys(forms[node].input_nodes))
+    return isinstance(forms[node], Pointwise) and \
+        reusable_input(graph, members, inputs) is not None
+
+
 # --8<-- [start:fuse_elementwise]
 def fuse_elementwise(gm: Any, example_inputs: list[Any]) -> Any:
     """Rewrite ``gm`` in place: each group of two or more elementwise nodes
@@ -271,7 +289,7 @@ def fuse_elementwise(gm: Any, example_inputs: list[Any]) -> Any:
     # Last group first: a group's canonical forms still name the nodes it
     # reads, and those must not have been replaced yet.
     for members in reversed(find_groups(gm.graph, forms)):
-        if len(members) > 1:  # a lone node gains nothing from a kernel of its own
+        if _worth_a_kernel(gm.graph, members, forms):
             replace_group(gm.graph, members, forms)
     plan_buffers(gm.graph)
     gm.graph.lint()

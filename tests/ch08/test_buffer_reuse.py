@@ -130,3 +130,23 @@ def test_a_buffer_still_holding_a_value_is_not_taken():
     tensor.testing.assert_close(g, want_g)
     writes = [n.meta.get("writes_into") for n in fused_nodes(compiled).values()]
     assert writes == ["matmul", None]
+
+
+def test_a_lone_activation_after_a_conv_runs_in_place():
+    class ConvReLU(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, padding=1)
+
+        def forward(self, x):
+            return tensor.relu(self.conv(x)), tensor.relu(x)  # the input's relu: left alone
+
+    model = ConvReLU()
+    x = tensor.randn(1, 3, 12, 12)
+    compiled = minifx.compile(model, backend="numba")
+    for _ in range(2):
+        for got, want in zip(compiled(x), model(x)):
+            tensor.testing.assert_close(got, want)
+    nodes = fused_nodes(compiled)
+    assert [(n.meta["fused"], n.meta["writes_into"]) for n in nodes.values()] == [
+        (["relu"], "conv")]
