@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._framework import library_packages
 from ..graph import Graph
 from ..node import Node
 from ..passes.shape_prop import ShapeProp, TensorMetadata
@@ -172,7 +173,7 @@ def _fresh(graph: Graph, node: Node) -> bool:
         if isinstance(node.target, FusedKernel):
             return True
         library = getattr(node.target, "__module__", None) or ""
-        return (library.split(".")[0] in ("tensor", "torch")
+        return (library.split(".")[0] in library_packages()
                 and getattr(node.target, "__name__", None) in _FRESH_FUNCTIONS)
     return False
 
