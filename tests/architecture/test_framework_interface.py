@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 from torch.nn.utils.fusion import fuse_conv_bn_eval as torch_fold
 
@@ -118,6 +119,7 @@ def test_spelling_and_globals():
     assert torch.device in _framework.repr_literal_types()
 
 
+@pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor:UserWarning")
 def test_layouts_agree_with_each_other_and_with_torch():
     values = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     ours = adapter("tensor").tensor_layout(tensor.from_numpy(values))
