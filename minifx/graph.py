@@ -51,16 +51,15 @@ class _NodeList:
 
     # --8<-- [start:iteration]
     def __iter__(self) -> Iterator[Node]:
-        link = "_next" if self._forward else "_prev"
-        root = self._graph._root
-        cur = getattr(root, link)
+        root, forward = self._graph._root, self._forward
+        cur = root._next if forward else root._prev
         while cur is not root:
             # Read the link only after the caller is done with `cur`: if the
             # caller erased `cur`, its links still lead back into the list;
             # erased nodes on the way are skipped.
             if not cur._erased:
                 yield cur
-            cur = getattr(cur, link)
+            cur = cur._next if forward else cur._prev
     # --8<-- [end:iteration]
 
     def __reversed__(self) -> Iterator[Node]:
