@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins as _builtins
 import enum
 import keyword
-import math
 import sys
 import types
 import typing
@@ -130,7 +129,9 @@ class CodeWriter:
         self._spelled_as: dict[int, str] = {}  # id(obj) -> spelling; obj is in globals
         self._package_names: dict[str, str] = {}
         self._builtin_names: dict[str, str] = {}
-        for name, obj in custom_builtins.items():  # bound under their own names
+        # Bound in every code under their own names: inf, nan, NoneType (and torch's device).
+        self.custom_builtins = custom_builtins
+        for name, obj in self.custom_builtins.items():
             if name not in self.taken:
                 self.globals[self.namespace.create_name(name, obj)] = obj
         self.getattr_name = self.spell_builtin("getattr")
@@ -252,11 +253,7 @@ class CodeWriter:
         """How the code spells a node argument: a Node by its name, a literal by its
         repr, containers item by item, anything else as a global."""
         if type(arg) in _plain_literal_types:  # most arguments: repr is the source
-            if type(arg) is float and not math.isfinite(arg):
-                text = repr(arg)
-                bare = text.lstrip("-")
-                return text.replace(bare, self.spell_builtin(bare))
-            return repr(arg)
+            return self.spell_float(arg) if type(arg) is float else repr(arg)
         if isinstance(arg, Node):
             return arg.name
         if isinstance(arg, tuple) and hasattr(arg, "_fields"):
@@ -283,19 +280,23 @@ class CodeWriter:
         if isinstance(arg, _literal_types) or isinstance(arg, tuple(repr_literal_types)):
             text = repr(arg)
             head = text.partition("(")[0]
-            if head in custom_builtins:  # device(type='cpu'): the class is a global
+            if head in self.custom_builtins:  # device(type='cpu'): the class is a global
                 text = self.spell_builtin(head) + text[len(head):]
             return text
         if isinstance(arg, float):
-            text = repr(arg)  # inf and nan are globals of the code
-            bare = text.lstrip("-")
-            return text if bare not in custom_builtins else text.replace(
-                bare, self.spell_builtin(bare))
+            return self.spell_float(arg)
         spelled = _package_repr(arg)
         if spelled is not None:  # tensor.float32: the package is a global
             return self.spell_package(spelled)
         # Anything else has no safe literal spelling: bind it as a global.
         return self.add_global(arg)
+
+    def spell_float(self, x: float) -> str:
+        """``1.5``, ``-inf``: inf and nan are globals of the code (custom builtins)."""
+        text = repr(x)
+        bare = text.lstrip("-")
+        return text if bare not in self.custom_builtins else text.replace(
+            bare, self.spell_builtin(bare))
 
     def format_args(self, args: tuple, kwargs: dict) -> str:
         """``x, 2, min = 0.0``: the inside of a call's parentheses."""
@@ -364,8 +365,8 @@ class CodeWriter:
         if name not in self.taken:
             return name
         if name not in self._builtin_names:
-            value = custom_builtins[name] if name in custom_builtins else getattr(
-                _builtins, name)
+            value = (self.custom_builtins[name] if name in self.custom_builtins
+                     else getattr(_builtins, name))
             self._builtin_names[name] = alias = self.namespace.create_name(name)
             self.globals[alias] = value
         return self._builtin_names[name]

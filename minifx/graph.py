@@ -15,6 +15,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ._compat import copy_graph_fast
 from .codegen import CodeGen, PythonCode
 from .namespace import Namespace, snake_case
 from .node import (
@@ -22,7 +23,6 @@ from .node import (
     Argument,
     Node,
     Target,
-    copy_arg,
     fetch_path,
     map_aggregate,
     map_arg,
@@ -51,16 +51,15 @@ class _NodeList:
 
     # --8<-- [start:iteration]
     def __iter__(self) -> Iterator[Node]:
-        link = "_next" if self._forward else "_prev"
-        root = self._graph._root
-        cur = getattr(root, link)
+        root, forward = self._graph._root, self._forward
+        cur = root._next if forward else root._prev
         while cur is not root:
             # Read the link only after the caller is done with `cur`: if the
             # caller erased `cur`, its links still lead back into the list;
             # erased nodes on the way are skipped.
             if not cur._erased:
                 yield cur
-            cur = getattr(cur, link)
+            cur = cur._next if forward else cur._prev
     # --8<-- [end:iteration]
 
     def __reversed__(self) -> Iterator[Node]:
@@ -101,17 +100,8 @@ class Graph:
         self._insert: Callable[[Node], None] = self._root.prepend
         self._len = 0
         self._graph_namespace = Namespace()
-        self._owning_module = owning_module
+        self.owning_module = owning_module  # the GraphModule this graph belongs to, if any
         self._codegen = CodeGen()
-
-    @property
-    def owning_module(self) -> Any:
-        """The GraphModule this graph belongs to, if any."""
-        return self._owning_module
-
-    @owning_module.setter
-    def owning_module(self, module: Any) -> None:
-        self._owning_module = module
 
     @property
     def nodes(self) -> _NodeList:
@@ -131,15 +121,9 @@ class Graph:
                 if n.op == op and (target is None or n.target == target)]
 
     # --8<-- [start:create_node]
-    def create_node(
-        self,
-        op: str,
-        target: Target,
-        args: tuple[Argument, ...] | None = None,
-        kwargs: dict[str, Argument] | None = None,
-        name: str | None = None,
-        type_expr: Any = None,
-    ) -> Node:
+    def create_node(self, op: str, target: Target, args: tuple[Argument, ...] | None = None,
+                    kwargs: dict[str, Argument] | None = None, name: str | None = None,
+                    type_expr: Any = None) -> Node:
         """Create a node at the insertion point (by default, the end)."""
         if op not in OPCODES:
             raise ValueError(f"unknown op {op!r}; expected one of {OPCODES}")
@@ -198,10 +182,10 @@ class Graph:
 
     def output(self, result: Argument, type_expr: Any = None) -> Node:
         """Return ``result``; a graph has exactly one output node."""
-        for node in reversed(self.nodes):
-            if node.op == "output":
-                raise RuntimeError(
-                    f"graph already has an output node ({node.name}); erase it first")
+        existing = self.find_nodes(op="output")
+        if existing:
+            raise RuntimeError(
+                f"graph already has an output node ({existing[0].name}); erase it first")
         return self.create_node("output", "output", (result,), type_expr=type_expr)
 
     # --8<-- [start:erase_node]
@@ -276,22 +260,7 @@ class Graph:
         memo = {} if memo is None else memo
         g = Graph()
         memo[id(self)] = g
-        # What `g.graph_copy(self, {})` then `g.output(...)` do, in one loop
-        # without the checks that cannot fail here (every input is already
-        # copied into g, g has no output yet): deepcopy is a hot path.
-        val_map: dict[Node, Node] = {}
-        for node in self.nodes:
-            if node.op == "output":
-                rv = copy_arg(node.args[0], {}, val_map)
-                g.create_node("output", "output", (rv,), type_expr=node.type)
-                break
-            name = g._graph_namespace.create_name(node.name, None)
-            new = Node(g, name, node.op, node.target, copy_arg(node._args, {}, val_map),
-                       copy_arg(node._kwargs, {}, val_map), node.type)
-            new.meta = copy.copy(node.meta)
-            g._insert(new)
-            g._len += 1
-            val_map[node] = new
+        copy_graph_fast(self, g)  # g.graph_copy(self, {}) and the output: see _compat
         g._codegen = copy.deepcopy(self._codegen, memo)
         return g
 
@@ -376,9 +345,8 @@ class Graph:
         """The Python source of ``forward`` for this graph, and the globals it needs."""
         return self._codegen.gen_python_code(self, root_module, verbose=verbose)
 
-    def on_generate_code(
-        self, make_transformer: Callable[[Any], Any]
-    ) -> contextlib.AbstractContextManager:
+    def on_generate_code(self, make_transformer: Callable[[Any], Any],
+                         ) -> contextlib.AbstractContextManager:
         """Rewrite the generated lines (comments, instrumentation) without changing the graph.
 
         ``make_transformer(current)`` returns a function that takes the list of

@@ -16,6 +16,7 @@ import types
 import weakref
 from typing import Any
 
+from ._compat import compiled_code, with_filename
 from ._framework import framework_of, tensor_framework
 from .graph import Graph
 
@@ -76,9 +77,7 @@ def _forward_from_src(src: str, globals_: dict[str, Any], owner: Any = None,
     The source is registered with ``linecache`` under a unique fake file
     name, so a traceback through generated code shows the generated line.
     The entry goes away with ``owner`` (the GraphModule), if one is given.
-    ``compiled`` is the code of this very source compiled before (a deepcopy
-    passes its original's): it saves compiling again, the dearest step. Each
-    ``forward`` keeps its source and code as ``_fx_compiled`` for that.
+    ``compiled``: speed only, see ``_compat.with_filename``.
     """
     # torch.fx names its sources `<eval_with_key>.N` with a counter of its own: ours
     # say minifx, so that the two never overwrite each other's linecache entry.
@@ -86,29 +85,13 @@ def _forward_from_src(src: str, globals_: dict[str, Any], owner: Any = None,
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     if owner is not None:
         weakref.finalize(owner, linecache.cache.pop, filename, None)
-    if compiled is None:
-        code = compile(src, filename, "exec")
-    else:
-        code = _with_filename(compiled, filename)
+    code = compile(src, filename, "exec") if compiled is None else with_filename(compiled, filename)
     namespace = dict(globals_)
     exec(code, namespace)  # noqa: S102 - the point of codegen
     forward = namespace["forward"]
     forward._fx_compiled = (src, code)
     return forward
 # --8<-- [end:exec_source]
-
-
-def _compiled_code(forward: Any, src: str) -> types.CodeType | None:
-    """The code ``forward`` was made from, if it was compiled from ``src``."""
-    compiled = getattr(forward, "_fx_compiled", None)
-    return compiled[1] if compiled is not None and compiled[0] == src else None
-
-
-def _with_filename(code: types.CodeType, filename: str) -> types.CodeType:
-    """``code`` as if compiled under ``filename`` (the functions it defines too)."""
-    consts = tuple(_with_filename(c, filename) if isinstance(c, types.CodeType) else c
-                   for c in code.co_consts)
-    return code.replace(co_filename=filename, co_consts=consts)
 
 
 def _install(module: Any, field: str, value: Any) -> None:
@@ -249,11 +232,16 @@ class GraphModule:
         return self._code
 
     # --8<-- [start:recompile]
-    def recompile(self) -> Any:
-        """Regenerate ``forward`` from ``self.graph``; call it after editing the graph."""
+    def recompile(self, reuse: Any = None) -> Any:
+        """Regenerate ``forward`` from ``self.graph``; call it after editing the graph.
+
+        ``reuse`` (speed only: a deepcopy passes its original's ``forward``)
+        skips compiling when the source is the one ``reuse`` was compiled from.
+        """
         python_code = self._graph.python_code(root_module="self")
         self._code = python_code.src
-        type(self).forward = _forward_from_src(self._code, python_code.globals, self)
+        type(self).forward = _forward_from_src(self._code, python_code.globals, self,
+                                               compiled_code(reuse, self._code))
         return python_code
     # --8<-- [end:recompile]
 
@@ -328,17 +316,10 @@ class GraphModule:
         graph = copy.deepcopy(self._graph, memo)
         if type(result).recompile is not GraphModule.recompile:
             result.graph = graph  # a subclass's own recompile must run
-            return result
-        # What `result.graph = graph` does, but compiling (the dearest step) is
-        # skipped when the copy generates the source the original was compiled
-        # from, as it does unless the graph was edited since: that code serves again.
-        result._graph = graph
-        graph.owning_module = result
-        python_code = graph.python_code(root_module="self")
-        result._code = python_code.src
-        compiled = _compiled_code(type(self).forward, result._code)
-        type(result).forward = _forward_from_src(result._code, python_code.globals, result,
-                                                 compiled)
+        else:  # the same, but reusing this module's compiled code (speed only)
+            result._graph = graph
+            graph.owning_module = result
+            result.recompile(reuse=type(self).forward)
         return result
 
     def __copy__(self) -> GraphModule:

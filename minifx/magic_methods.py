@@ -67,8 +67,6 @@ inplace_methods: dict[str, str] = {
 }
 # --8<-- [end:tables]
 
-UNARY = ("pos", "neg", "invert")
-
 
 def dunder(name: str) -> str:
     """The special-method name for a table entry: ``and_`` -> ``__and__``."""

@@ -46,6 +46,7 @@ def fetch_path(obj: Any, path: str, default: Any = _RAISE) -> Any:
         obj = value
     return obj
 
+
 # Functions whose call must survive dead-code elimination even when nobody
 # reads the result. Frameworks add theirs through `register_side_effect`.
 _side_effectful_functions: set[Any] = {builtins.print}
@@ -167,16 +168,8 @@ class Node:
     - ``output``: return ``args[0]``.
     """
 
-    def __init__(
-        self,
-        graph: Graph,
-        name: str,
-        op: str,
-        target: Target,
-        args: tuple[Argument, ...],
-        kwargs: dict[str, Argument],
-        return_type: Any = None,
-    ) -> None:
+    def __init__(self, graph: Graph, name: str, op: str, target: Target, args: tuple[Argument, ...],
+                 kwargs: dict[str, Argument], return_type: Any = None) -> None:
         if op not in OPCODES:
             raise ValueError(f"Node {name}: unknown op {op!r}; expected one of {OPCODES}")
         if op == "call_function" and not callable(target):
@@ -222,7 +215,7 @@ class Node:
             return
         if x.graph is not self.graph:
             raise ValueError(f"node {x.name} belongs to another graph than {self.name}")
-        x._remove_from_list()
+        x._prev._next, x._next._prev = x._next, x._prev  # out of where it was
         p = self._prev
         p._next, x._prev = x, p
         x._next, self._prev = self, x
@@ -230,11 +223,6 @@ class Node:
     def append(self, x: Node) -> None:
         """Move (or insert) ``x`` just after this node."""
         self._next.prepend(x)
-
-    def _remove_from_list(self) -> None:
-        p, n = self._prev, self._next
-        p._next, n._prev = n, p
-        self._prev = self._next = self
 
     # -- inputs and users -------------------------------------------------
     @property
@@ -261,6 +249,8 @@ class Node:
         return list(self._input_nodes)
 
     def _update_args_kwargs(self, new_args: tuple[Argument, ...], new_kwargs: dict) -> None:
+        """Set args and kwargs and keep ``users`` in sync (``copy_arg``, at the end of
+        this file, is speed only: it copies and collects the inputs in one walk)."""
         for old in self._input_nodes:
             old.users.pop(self, None)
         self._input_nodes = {}
@@ -284,13 +274,9 @@ class Node:
         swap = lambda n: new_input if n is old_input else n  # noqa: E731
         self._update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
 
-    def replace_all_uses_with(
-        self,
-        replace_with: Node,
-        delete_user_cb: Callable[[Node], bool] | None = None,
-        *,
-        propagate_meta: bool = False,
-    ) -> list[Node]:
+    def replace_all_uses_with(self, replace_with: Node,
+                              delete_user_cb: Callable[[Node], bool] | None = None, *,
+                              propagate_meta: bool = False) -> list[Node]:
         """Make every user of this node read ``replace_with`` instead.
 
         ``delete_user_cb(user)`` may return False to keep a user unchanged.
@@ -361,50 +347,6 @@ class Node:
 # --8<-- [end:node_class]
 
 
-# Exact types of the constants that a node's arguments hold as they are (no Node
-# inside): hot paths test `type(x) in PLAIN_CONSTANTS`, one lookup.
-PLAIN_CONSTANTS = frozenset({int, float, bool, str, complex, type(None)})
-
-
-def copy_arg(a: Argument, found: dict[Node, None],
-             node_map: dict[Node, Node] | None = None) -> Argument:
-    """A copy of the structure ``a`` that notes in ``found`` every Node it meets;
-    with ``node_map``, each Node is first replaced by ``node_map[node]``.
-
-    It is ``map_arg(a, node_map.__getitem__)`` (or ``map_aggregate(a, lambda
-    x: x)``), fused with collecting the inputs. Every node creation passes
-    here, so the usual shapes (Nodes and constants in plain tuples, lists and
-    dicts) are told apart by exact type, in a loop rather than a call per
-    leaf; anything else takes the general walk.
-    """
-    kind = type(a)
-    if kind is tuple or kind is list:
-        items = []
-        for x in a:
-            if type(x) is Node:
-                if node_map is not None:
-                    x = node_map[x]
-                found[x] = None
-            elif type(x) not in PLAIN_CONSTANTS:
-                x = copy_arg(x, found, node_map)
-            items.append(x)
-        return tuple(items) if kind is tuple else items
-    if kind is dict:
-        return {k: copy_arg(v, found, node_map) for k, v in a.items()}
-    if kind in PLAIN_CONSTANTS:
-        return a
-    return map_aggregate(a, lambda x: _note_node(x, found, node_map))
-
-
-def _note_node(a: Argument, found: dict[Node, None],
-               node_map: dict[Node, Node] | None = None) -> Argument:
-    if isinstance(a, Node):
-        if node_map is not None:
-            a = node_map[a]
-        found[a] = None
-    return a
-
-
 _CONTAINERS = (tuple, list, dict, slice)
 
 
@@ -451,3 +393,49 @@ def map_arg(a: Argument, fn: Callable[[Node], Argument]) -> Argument:
     """Apply ``fn`` to every Node inside ``a``; other leaves stay as they are."""
     return map_aggregate(a, lambda x: fn(x) if isinstance(x, Node) else x)
 # --8<-- [end:map_aggregate]
+
+
+# -- Speed only (skip on a first read) -------------------------------------------
+# Every node creation copies its arguments: Node._update_args_kwargs and
+# Graph.__deepcopy__ (through _compat.copy_graph_fast) use this fused walk.
+
+# Exact types of the constants that a node's arguments hold as they are (no Node
+# inside): hot paths test `type(x) in PLAIN_CONSTANTS`, one lookup.
+PLAIN_CONSTANTS = frozenset({int, float, bool, str, complex, type(None)})
+
+
+def copy_arg(a: Argument, found: dict[Node, None],
+             node_map: dict[Node, Node] | None = None) -> Argument:
+    """A copy of the structure ``a`` that notes in ``found`` every Node it meets;
+    with ``node_map``, each Node is first replaced by ``node_map[node]``.
+
+    It is ``map_arg(a, node_map.__getitem__)`` (or ``map_aggregate(a, lambda
+    x: x)``), fused with collecting the inputs. Every node creation passes
+    here, so the usual shapes (Nodes and constants in plain tuples, lists and
+    dicts) are told apart by exact type, in a loop rather than a call per
+    leaf; anything else takes the general walk.
+    """
+    kind = type(a)
+    if kind is tuple or kind is list:
+        items = []
+        for x in a:
+            if type(x) is Node:
+                if node_map is not None:
+                    x = node_map[x]
+                found[x] = None
+            elif type(x) not in PLAIN_CONSTANTS:
+                x = copy_arg(x, found, node_map)
+            items.append(x)
+        return tuple(items) if kind is tuple else items
+    if kind is dict:
+        return {k: copy_arg(v, found, node_map) for k, v in a.items()}
+    if kind in PLAIN_CONSTANTS:
+        return a
+    return map_aggregate(a, lambda x: _note_node(x, found, node_map))
+
+
+def _note_node(a: Argument, found: dict[Node, None], node_map: dict | None) -> Argument:
+    if isinstance(a, Node):
+        a = a if node_map is None else node_map[a]
+        found[a] = None
+    return a

@@ -10,7 +10,6 @@ to give, and says so with a ``TraceError`` that points at the user's line.
 
 from __future__ import annotations
 
-import dis
 import inspect
 import linecache
 import operator
@@ -20,6 +19,7 @@ from types import FrameType
 from typing import Any
 
 from . import magic_methods as _mm
+from ._compat import unpack_count
 from ._framework import loaded_frameworks
 from .node import PLAIN_CONSTANTS, Argument, Node, Target, map_aggregate
 
@@ -95,15 +95,9 @@ class TracerBase:
     # Set to True to store the user's stack in each node's ``stack_trace``.
     record_stack_traces: bool = False
 
-    def create_node(
-        self,
-        kind: str,
-        target: Target,
-        args: tuple[Argument, ...],
-        kwargs: dict[str, Argument],
-        name: str | None = None,
-        type_expr: Any | None = None,
-    ) -> Node:
+    def create_node(self, kind: str, target: Target, args: tuple[Argument, ...],
+                    kwargs: dict[str, Argument], name: str | None = None,
+                    type_expr: Any | None = None) -> Node:
         """Append one Node to the graph; every recorded operation passes here."""
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
         if self.record_stack_traces and not node.stack_trace:
@@ -114,16 +108,9 @@ class TracerBase:
         """Wrap a new Node in a Proxy (override to return a Proxy subclass)."""
         return Proxy(node, self)
 
-    def create_proxy(
-        self,
-        kind: str,
-        target: Target,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        name: str | None = None,
-        type_expr: Any | None = None,
-        proxy_factory_fn: Callable[[Node], Proxy] | None = None,
-    ) -> Proxy:
+    def create_proxy(self, kind: str, target: Target, args: tuple[Any, ...], kwargs: dict[str, Any],
+                     name: str | None = None, type_expr: Any | None = None,
+                     proxy_factory_fn: Callable[[Node], Proxy] | None = None) -> Proxy:
         """Record an operation whose inputs may be Proxies, and return its result's Proxy."""
         args_ = self.create_arg(args)
         kwargs_ = self.create_arg(kwargs)
@@ -233,11 +220,10 @@ class Proxy:
         return self.tracer.create_proxy("call_method", "__call__", (self, *args), kwargs)
 
     def __iter__(self) -> Iterator[Proxy]:
-        # ``a, b = proxy`` compiles to UNPACK_SEQUENCE n: the count is in the
-        # caller's bytecode, so the items can be recorded as proxy[0..n-1].
+        """``a, b = proxy`` records ``proxy[0]`` and ``proxy[1]``; any other loop is an
+        error. The count is read from the caller's bytecode (``_compat.unpack_count``)."""
         frame = inspect.currentframe()
-        caller = frame.f_back if frame is not None else None
-        count = _unpack_count(caller) if caller is not None else None
+        count = unpack_count(frame.f_back) if frame is not None else None
         if count is not None:
             return iter([self[i] for i in range(count)])
         return self.tracer.iter(self)
@@ -270,20 +256,12 @@ class Proxy:
         return self.tracer.create_proxy("call_function", operator.abs, (self,), {})
 
     @classmethod
-    def __tensor_function__(
-        cls, func: Callable[..., Any], types: tuple[type, ...], args: tuple = (),
-        kwargs: dict | None = None,
-    ) -> Proxy:
+    def __tensor_function__(cls, func: Callable[..., Any], types: tuple[type, ...],
+                            args: tuple = (), kwargs: dict | None = None) -> Proxy:
         """``tensor.sigmoid(proxy)`` lands here: record the call instead of running it."""
         return _record_call(func, args, kwargs or {})
 
-    @classmethod
-    def __torch_function__(
-        cls, func: Callable[..., Any], types: tuple[type, ...], args: tuple = (),
-        kwargs: dict | None = None,
-    ) -> Proxy:
-        """The same as ``__tensor_function__``, for torch functions (the torch adapter)."""
-        return _record_call(func, args, kwargs or {})
+    __torch_function__ = __tensor_function__  # the same, for torch functions
 # --8<-- [end:proxy_class]
 
 
@@ -342,19 +320,6 @@ def _record_call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Proxy:
             return tracer.create_proxy("call_method", method, args, kwargs)
     return tracer.create_proxy("call_function", func, args, kwargs)
 # --8<-- [end:record_call]
-
-
-def _unpack_count(frame: FrameType) -> int | None:
-    """If ``frame`` is executing ``UNPACK_SEQUENCE n``, return n."""
-    instructions = list(dis.get_instructions(frame.f_code))
-    current = None
-    for inst in instructions:
-        if inst.offset > frame.f_lasti:
-            break
-        current = inst
-    if current is not None and current.opname == "UNPACK_SEQUENCE":
-        return int(current.argval)
-    return None
 
 
 # --8<-- [start:install_magic]

@@ -133,11 +133,8 @@ class Tracer(TracerBase):
     # operation uses it; create_arg then records a get_attr at each use.
     proxy_buffer_attributes: bool = False
 
-    def __init__(
-        self,
-        autowrap_modules: tuple[ModuleType, ...] = (math,),
-        autowrap_functions: tuple[Callable[..., Any], ...] = (),
-    ) -> None:
+    def __init__(self, autowrap_modules: tuple[ModuleType, ...] = (math,),
+                 autowrap_functions: tuple[Callable[..., Any], ...] = ()) -> None:
         super().__init__()
         # Functions recorded as leaves without `wrap`, when a traced forward
         # calls them through its globals (math.sqrt(x.size(0)) ...).
