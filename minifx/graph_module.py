@@ -142,7 +142,11 @@ class GraphModule:
         # Shallow targets first ("foo" before "foo.bar"), as torch.fx does:
         # otherwise "foo.bar" lands in an empty stand-in that "foo" then replaces.
         for target in sorted(dict_targets, key=lambda t: t.count(".")):
-            self._assign_attr(root[target], target)
+            parent = self._parent_of(target)
+            if parent is None:
+                raise RuntimeError(
+                    f"GraphModule: cannot install {target!r}: a non-module is in the way")
+            _install(parent[0], parent[1], root[target])
         self.graph = graph
 
     # -- building the module tree -------------------------------------------
@@ -186,13 +190,6 @@ class GraphModule:
         if node.target in walked:  # we just replaced a module on remembered paths
             for path in [p for p in walked if p == node.target or p.startswith(node.target + ".")]:
                 del walked[path]
-
-    def _assign_attr(self, value: Any, target: str) -> None:
-        parent = self._parent_of(target)
-        if parent is None:
-            raise RuntimeError(
-                f"GraphModule: cannot install {target!r}: a non-module is in the way")
-        _install(parent[0], parent[1], value)
 
     def _parent_of(self, target: str) -> tuple[Any, str] | None:
         """The module that is to hold ``target``'s last atom, and that atom.

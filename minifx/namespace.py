@@ -92,18 +92,12 @@ class Namespace:
             candidate = f"{base}_{num}"
         self._used.add(candidate)
         self._base_count[base] = num
-        if obj is not None:
-            self.associate_name_with_obj(candidate, obj)
+        if obj is not None:  # it had no name yet: the first lines return an old one
+            self._obj_to_name[id(obj)] = candidate
+            self._objs.append(obj)
         return candidate
 
     def mark_used(self, names: Iterable[str]) -> None:
         """Record names that are taken without an object (a graph's node names)."""
         self._used.update(names)
-
-    def associate_name_with_obj(self, name: str, obj: Any) -> None:
-        """Record that ``obj`` is called ``name`` (a name already handed out)."""
-        self._used.add(name)
-        if id(obj) not in self._obj_to_name:
-            self._obj_to_name[id(obj)] = name
-            self._objs.append(obj)
 # --8<-- [end:namespace]

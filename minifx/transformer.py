@@ -112,9 +112,7 @@ class Transformer(Interpreter):
         """Run the old graph on Proxies and wrap the new graph in a GraphModule."""
         result = super().run(enable_io_processing=False)
         if result is not None:
-            def strip_proxy(a: Any) -> Any:
-                return a.node if isinstance(a, Proxy) else a
-
+            strip_proxy = lambda a: a.node if isinstance(a, Proxy) else a  # noqa: E731
             new_output = self.new_graph.output(map_aggregate(result, strip_proxy))
             old_output = list(self.graph.nodes)[-1]
             new_output.meta.update(old_output.meta)
