@@ -8,6 +8,7 @@ shown in a few lines (its message, not the whole traceback).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -45,11 +46,28 @@ def run_tests(chapter: str, workspace: Path, reference: Path = REFERENCE
     require(workspace)
     with tempfile.TemporaryDirectory(prefix="minifx-check-") as tmp:
         junit = Path(tmp) / "report.xml"
-        env = {**os.environ, ENV_VAR: str(workspace)}
+        env = {**os.environ, ENV_VAR: str(workspace),
+               "NUMBA_CACHE_DIR": str(kernel_cache(workspace))}
         done = subprocess.run(pytest_command(chapter, reference, junit), cwd=reference,
                               env=env, capture_output=True, text=True)
         outcomes = _read_junit(junit) if junit.exists() else []
     return outcomes, done.returncode, done.stdout + done.stderr
+
+
+def kernel_cache(workspace: Path) -> Path:
+    """Where numba keeps the workspace's compiled kernels: one folder per version of them.
+
+    numba checks a cached kernel against its own file only, not against the
+    files of the functions it inlined (``row_start`` in strides.py is inlined
+    into the kernels of elementwise.py). Keyed by all the kernel sources, a
+    change to any of them compiles afresh instead of running a stale kernel.
+    """
+    digest = hashlib.sha1()
+    for path in sorted((workspace / "tensor").rglob("*.py")):
+        if "_kernels" in path.parts or path.parent.name == "backend":
+            digest.update(str(path.relative_to(workspace)).encode())
+            digest.update(path.read_bytes())
+    return workspace / ".numba_cache" / digest.hexdigest()[:12]
 
 
 def _read_junit(path: Path) -> list[Outcome]:
@@ -70,6 +88,8 @@ def _read_junit(path: Path) -> list[Outcome]:
 
 def _test_path(classname: str, name: str) -> str:
     """``tests.ch03.test_node`` + ``test_x`` -> ``tests/ch03/test_node.py::test_x``."""
+    if classname.startswith("lessons.") and classname.endswith(".md"):  # a lesson's block
+        return f"lessons/{classname.removeprefix('lessons.')}::{name}"
     parts = classname.split(".")
     for i in range(len(parts), 0, -1):
         candidate = "/".join(parts[:i]) + ".py"

@@ -195,3 +195,14 @@ def test_workspace_is_ignored_by_git():
         done = subprocess.run(["git", "check-ignore", "-q", "workspace/minifx/node.py"],
                               cwd=ROOT)
         assert done.returncode == 0
+
+
+def test_a_changed_kernel_source_gets_a_fresh_numba_cache(workspace):
+    from minifx.learn.check import kernel_cache
+
+    ws.start("ch01", workspace)
+    before = kernel_cache(workspace)
+    assert before == kernel_cache(workspace) and before.is_relative_to(workspace)
+    strides = workspace / "tensor/backend/_kernels/strides.py"
+    strides.write_text(strides.read_text() + "\n# a learner's note\n")
+    assert kernel_cache(workspace) != before
