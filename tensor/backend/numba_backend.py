@@ -53,6 +53,9 @@ from ._kernels.strides import coalesce, storage_of
 # unboxing a numba call's arguments costs more than the work.
 SMALL = 64
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64))
+_SCALAR = {op: scalar_name(op) for op in UNARY_OPS + BINARY_OPS + COMPARE_OPS}  # kernel names
+_COMPARE = frozenset(COMPARE_OPS)
+_BOOL = np.dtype(np.bool_)
 _REDUCE_CODE = {"sum": 0, "mean": 1, "amax": 2, "amin": 3}  # reduce.py's opcodes
 
 
@@ -168,7 +171,7 @@ def unary(op: str, a: np.ndarray) -> np.ndarray:
     x = _compute(a)
     if x.dtype.kind != "f" and op in FLOAT_ONLY:
         raise TypeError(f"numba backend: unary {op!r} is not defined for {a.dtype}")
-    return _finish(_over_one(ew.map_kernel(scalar_name(op)), x, x.dtype), a.dtype)
+    return _finish(_over_one(ew.map_kernel(_SCALAR[op]), x, x.dtype), a.dtype)
 
 
 def _with_scalar(op: str, x: np.ndarray, value, scalar_left: bool) -> np.ndarray:
@@ -177,9 +180,9 @@ def _with_scalar(op: str, x: np.ndarray, value, scalar_left: bool) -> np.ndarray
     dtype = x.dtype
     x = _compute(x)
     c = float(value) if x.dtype.kind == "f" else int(value)
-    kernel = ew.scalar_kernel(scalar_name(op), scalar_left)
-    if op in COMPARE_OPS:
-        return _over_one(kernel, x, np.dtype(np.bool_), c)
+    kernel = ew.scalar_kernel(_SCALAR[op], scalar_left)
+    if op in _COMPARE:
+        return _over_one(kernel, x, _BOOL, c)
     return _finish(_over_one(kernel, x, x.dtype, c), dtype)
 
 
@@ -188,19 +191,22 @@ def _zip(op: str, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
     shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
     out = _empty(shape, out_dtype)
     if out.size:
-        kernel, o = ew.zip_kernel(scalar_name(op)), out.reshape(-1)
+        kernel, o = ew.zip_kernel(_SCALAR[op]), out.reshape(-1)
         cshape, args = _operands(shape, _compute(a), _compute(b))
         in_parallel(lambda lo, hi: kernel(o, lo, hi, cshape, *args), o.size)
     return out
 
 
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A binary op or a comparison (``compare`` is this function): the common case first,
+    a Python scalar kept a scalar, NumPy for tiny inputs, else the broadcasting kernel."""
     shape = a.shape
     if (shape == b.shape and a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous
             and b.flags.c_contiguous and (n := a.size) > SMALL):
         # The common case, lean: same shape, contiguous, a kernel dtype.
-        kernel = ew.zip_kernel(scalar_name(op))
-        out = np.empty(shape, a.dtype) if n < _POOLED else _empty(shape, a.dtype)
+        kernel = ew.zip_kernel(_SCALAR[op])
+        dtype = _BOOL if op in _COMPARE else a.dtype
+        out = np.empty(shape, dtype) if n < _POOLED else _empty(shape, dtype)
         if len(shape) != 1:
             o, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
         else:
@@ -218,17 +224,12 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return _with_scalar(op, b, a, True)
     if max(a.size, b.size) <= SMALL:
         return _reference.binary(op, a, b)
+    if op in _COMPARE:
+        return _zip(op, a, b, _BOOL)
     return _finish(_zip(op, a, b, _compute(a).dtype), a.dtype)
 
 
-def compare(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if b.ndim == 0 and a.size > SMALL:
-        return _with_scalar(op, a, b, False)
-    if a.ndim == 0 and b.size > SMALL:
-        return _with_scalar(op, b, a, True)
-    if max(a.size, b.size) <= SMALL:
-        return _reference.compare(op, a, b)
-    return _zip(op, a, b, np.dtype(np.bool_))
+compare = binary  # a comparison is a binary op whose kernel writes bools
 
 
 def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
