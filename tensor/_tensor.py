@@ -242,7 +242,9 @@ def tensor_repr(t: Tensor, name: str = "tensor", extra_suffixes: Sequence[str] =
     text = prefix + body
     last_line = len(text) - text.rfind("\n") + 1  # torch's count, kept for identical wrapping
     for suffix in suffixes:
-        if last_line + len(suffix) + 2 > _LINE_WIDTH:
+        # Wrap where torch wraps: its ``torch.float64`` is a letter shorter than ours.
+        width = len(suffix) - suffix.count("tensor.")
+        if last_line + width + 2 > _LINE_WIDTH:
             text += ",\n" + " " * indent + suffix
             last_line = indent + len(suffix)
         else:

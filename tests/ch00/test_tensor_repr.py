@@ -95,3 +95,11 @@ def test_hypothesis_repr_matches_torch(shape, exponent, integral, dtype, seed):
         values = np.round(values)
     ours, theirs = pair(values.astype(dtype))
     assert repr(ours) == repr(theirs).replace("torch.", "tensor.")
+
+
+def test_dtype_suffix_wraps_where_torch_wraps():
+    # torch's last line here is 79 characters with ``torch.float64``; ours
+    # spells ``tensor.float64``, one letter longer, and must not wrap earlier.
+    values = np.random.default_rng(0).standard_normal([4, 3]) * 1e7
+    ours, theirs = pair(values)
+    assert repr(ours) == repr(theirs).replace("torch.", "tensor.")
