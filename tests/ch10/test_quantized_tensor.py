@@ -70,6 +70,14 @@ def test_repr_is_torchs_with_tensor_for_torch(shape):
     assert repr(ours) == repr(theirs).replace("torch.", "tensor.")
 
 
+def test_repr_wraps_its_suffixes_where_torchs_does():
+    # The lesson's example: torch keeps ``dtype=torch.quint8`` on the last line
+    # (79 characters); ours is a letter longer there and must wrap no earlier.
+    x = np.array([[-1.0, -0.3, 0.0, 0.5], [1.3, 2.0, 2.6, 9.0]], np.float32)
+    ours, theirs = twin_quantized(x, 0.1, 10)
+    assert repr(ours) == repr(theirs).replace("torch.", "tensor.")
+
+
 def test_per_channel_repr_is_torchs():
     x = np.array([[2.8, -1.5, -0.5], [1.2, 0.0, -1.8]], np.float32)
     scales, zps = np.array([0.1, 0.2]), np.array([0, 1])
