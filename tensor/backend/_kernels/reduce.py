@@ -189,17 +189,14 @@ def reduce_rows_serial(op, out, a):
 # Elements from which a reduction runs on several threads, set from
 # measurement: ``benchmarks/reduce_threshold.py`` times the serial and the
 # parallel kernel of both shapes from 3e4 to 1.7e7 elements, each in a fresh
-# process (lessons/_generated/reduce_threshold.md). A sum is one add per
-# element loaded, so one thread runs at the memory's pace: serial won by 1.2
-# to 8 times at every size up to 1e6 in every run, which is the range that
-# matters (the arrays fit in the caches). Above that, a second thread can
-# only help where one core cannot draw all of the memory's bandwidth: on a
-# busy shared machine it never did (the table), on a quiet one an earlier run
-# of benchmarks/speed.py had the parallel sum of 1e7 at 27 GB/s, more than one
-# core draws. So the line sits at 2**23: 1e7 runs on both cores, every size
-# that fits in the caches on one. A quiet-machine run of the script may move it.
-PARALLEL_ROWS_MIN = 1 << 23
-PARALLEL_CHUNKS_MIN = 1 << 23
+# process (lessons/_generated/reduce_threshold.md). On the quiet machine,
+# serial won at every size up to 524,288 elements (waking the second thread
+# costs about 12 us) and parallel at every size from 1,048,576 on; the line
+# sits between the two, at 3 * 2**18, so that 1e6 runs on both cores. (On the
+# same machine shared with other work, serial won everywhere: a second
+# thread helps only when a second core is free.)
+PARALLEL_ROWS_MIN = 3 << 18
+PARALLEL_CHUNKS_MIN = 3 << 18
 
 
 @njit(cache=True, parallel=True)
