@@ -282,10 +282,17 @@ def _out_shape(a: np.ndarray, reduced, keepdim: bool) -> tuple[int, ...]:
 def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if a.size <= SMALL:
         return _reference.reduce(op, a, dims, keepdim)
-    if not dims and a.size <= rd.CHUNK and a.flags.c_contiguous and a.dtype in _KERNEL_DTYPES:
-        # The common small case, x.sum(): one serial run, no thread launch, no index math.
-        out = np.empty((1,) * a.ndim if keepdim else (), a.dtype)
-        out[...] = rd.reduce_run(_REDUCE_CODE[op], a.reshape(-1), 0, a.size, 1)
+    if (not dims or len(dims) == a.ndim) and a.flags.c_contiguous and a.dtype in _KERNEL_DTYPES:
+        # The common case, x.sum(): the whole array in one run, or in partial runs
+        # per CHUNK, and no index math.
+        flat, code = a.reshape(-1), _REDUCE_CODE[op]
+        if a.size <= rd.CHUNK:
+            value = rd.reduce_run(code, flat, 0, a.size, 1)
+        else:
+            partial = np.empty(rd.partial_count(a.size), a.dtype)
+            rd.reduce_chunks(code, partial, flat)
+            value = rd.reduce_run(code, partial, 0, partial.size, 1)
+        out = np.full((1,) * a.ndim if keepdim else (), value, a.dtype)
         if op == "mean":
             out /= a.size
         return out
