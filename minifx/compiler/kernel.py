@@ -118,6 +118,25 @@ def expression(form: Pointwise, node: Node, dtypes: dict[Node, np.dtype],
 
 
 # --8<-- [start:kernel_source]
+def start_kernel(members: list[Node], forms: dict[Node, Any],
+                 reserved: tuple[str, ...]) -> tuple[Namespace, list[Node], str]:
+    """What every fused kernel's source starts from: a namespace that keeps the
+    kernel's own names (``np``, ``out``, the loop index) free, the nodes outside
+    the group that it reads, in first-use order, and the function's name, made
+    of the group's first four distinct ops (``fused_sigmoid_mul_add``)."""
+    names = Namespace()
+    for name in reserved:
+        names.create_name(name)
+    inside = set(members)
+    inputs: list[Node] = []
+    for n in members:
+        for a in forms[n].input_nodes:
+            if a not in inside and a not in inputs:
+                inputs.append(a)
+    ops = list(dict.fromkeys(forms[n].op for n in members))  # distinct, in order
+    return names, inputs, names.create_name("fused_" + "_".join(ops[:4]))
+
+
 def kernel_source(
     members: list[Node],
     forms: dict[Node, Pointwise],
@@ -131,17 +150,8 @@ def kernel_source(
     and the nodes outside the group that it reads, in the order of its
     parameters (after ``out``).
     """
-    names = Namespace()
-    for reserved in _RESERVED:
-        names.create_name(reserved)
+    names, inputs, function = start_kernel(members, forms, _RESERVED)
     inside = set(members)
-    inputs: list[Node] = []
-    for n in members:
-        for a in forms[n].input_nodes:
-            if a not in inside and a not in inputs:
-                inputs.append(a)
-    ops = list(dict.fromkeys(forms[n].op for n in members))  # distinct, in order
-    function = names.create_name("fused_" + "_".join(ops[:4]))
     arrays = {a: names.create_name(a.name, a) for a in inputs}
     local = {n: names.create_name(n.name, n) for n in members}
 

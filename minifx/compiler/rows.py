@@ -46,7 +46,6 @@ import numpy as np
 
 from tensor.backend import numba_backend
 
-from ..namespace import Namespace
 from ..node import Node
 from .elementwise import Pointwise, Reduction
 from .kernel import (
@@ -56,6 +55,7 @@ from .kernel import (
     _numpy_spelling,
     _to_numpy,
     expression,
+    start_kernel,
 )
 
 FULL, ROW, COL = "full", "row", "col"  # how a row kernel reads an input
@@ -98,18 +98,9 @@ def row_kernel_source(
     name, its source, the nodes it reads from outside and, for each, its
     layout (FULL, ROW or COL).
     """
-    names = Namespace()
-    for reserved in _RESERVED:
-        names.create_name(reserved)
+    names, inputs, function = start_kernel(members, forms, _RESERVED)
     inside = set(members)
-    inputs: list[Node] = []
-    for m in members:
-        for a in forms[m].input_nodes:
-            if a not in inside and a not in inputs:
-                inputs.append(a)
     layouts = [layout(shapes[a], full) for a in inputs]
-    ops = list(dict.fromkeys(forms[m].op for m in members))
-    function = names.create_name("fused_" + "_".join(ops[:4]))
     arrays = {a: names.create_name(a.name, a) for a in inputs}
     how = dict(zip(inputs, layouts))
     local = {m: names.create_name(m.name, m) for m in members}
