@@ -300,7 +300,7 @@ def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.n
     code = _REDUCE_CODE[op]
     reduced = sorted(set(dims)) if dims else list(range(a.ndim))
     out = _empty(_out_shape(a, reduced, keepdim), x.dtype)
-    count = int(np.prod([a.shape[d] for d in reduced], dtype=np.int64))
+    count = math.prod(a.shape[d] for d in reduced)
     if out.size == 0:
         return _finish(out, a.dtype)
     if count == 0:
@@ -381,7 +381,7 @@ def log_softmax(a: np.ndarray, dim: int) -> np.ndarray:
 
 
 def layer_norm(x, normalized_ndim, weight, bias, eps):
-    n = int(np.prod(x.shape[x.ndim - normalized_ndim :], dtype=np.int64))
+    n = math.prod(x.shape[x.ndim - normalized_ndim :])
     out = _empty(x.shape, x.dtype)
     if x.size == 0:
         return out
