@@ -140,6 +140,9 @@ class ObserverBase(nn.Module):
         else:
             self.quant_min, self.quant_max = default_qrange(name, reduce_range)
         self._signed = name != "quint8"
+        # The running range, per tensor (a per-channel observer keeps arrays).
+        self._min = np.float32(np.inf)
+        self._max = np.float32(-np.inf)
 
     @classmethod
     def with_args(cls, **kwargs: Any) -> _PartialConstructor:
@@ -154,8 +157,17 @@ class ObserverBase(nn.Module):
         self.observe(as_numpy(x))
         return x
 
+    @property
+    def min_val(self) -> float:
+        return float(self._min)
+
+    @property
+    def max_val(self) -> float:
+        return float(self._max)
+
     def observe(self, values: np.ndarray) -> None:
-        raise NotImplementedError
+        """Record one batch; every observer says what it keeps."""
+        raise NotImplementedError(f"{type(self).__name__} does not define observe(values)")
 
     @property
     def has_data(self) -> bool:
@@ -178,21 +190,8 @@ class ObserverBase(nn.Module):
 
 
 class MinMaxObserver(ObserverBase):
-    """The running minimum and maximum of everything seen (torch.ao's MinMaxObserver)."""
-
-    def __init__(self, dtype: Any = tensor.quint8, qscheme: Any = tensor.per_tensor_affine,
-                 **kwargs: Any) -> None:
-        super().__init__(dtype=dtype, qscheme=qscheme, **kwargs)
-        self._min = np.float32(np.inf)
-        self._max = np.float32(-np.inf)
-
-    @property
-    def min_val(self) -> float:
-        return float(self._min)
-
-    @property
-    def max_val(self) -> float:
-        return float(self._max)
+    """The running minimum and maximum of everything seen (torch.ao's MinMaxObserver;
+    its arguments are ObserverBase's)."""
 
     def observe(self, values: np.ndarray) -> None:
         """Widen the running [min, max] (float32) to this batch's; an empty one changes nothing."""
@@ -267,17 +266,7 @@ class HistogramObserver(ObserverBase):
         super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, **kwargs)
         self.bins = bins
         self.dst_nbins = 256 if _dtype_name(dtype) != "qint32" else 2**32
-        self._min = np.float32(np.inf)
-        self._max = np.float32(-np.inf)
         self.histogram = np.zeros(bins, np.float64)
-
-    @property
-    def min_val(self) -> float:
-        return float(self._min)
-
-    @property
-    def max_val(self) -> float:
-        return float(self._max)
 
     def observe(self, values: np.ndarray) -> None:
         values = values.astype(np.float32).reshape(-1)
