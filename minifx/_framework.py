@@ -76,6 +76,14 @@ class Framework(abc.ABC):
     def assert_function(self) -> Callable[[Any, str], Any]:
         """The function recorded to check a value fixed by ``concrete_args``."""
 
+    def has_side_effect(self, target: Any, impure_random: bool = True) -> bool:
+        """Whether a ``call_function`` of ``target`` must survive dead-code
+        elimination though nobody reads its result: it checks something
+        (torch's ``_assert``), draws from the random generator (``randn``;
+        counted only when ``impure_random``), or writes into its inputs (an
+        in-place operator). By default, nothing the library has does."""
+        return False
+
     def check_traced_through(self, module: Any, qualname: str) -> None:
         """Raise if recording ``module``'s forward op by op would lose behaviour
         (torch: forward hooks). ``qualname`` is ``""`` for the root. By default
@@ -250,6 +258,11 @@ def spell_target(target: Any) -> str | None:
         if name is not None:
             return name
     return None
+
+
+def has_side_effect(target: Any, impure_random: bool = True) -> bool:
+    """Whether any framework in play says a call of ``target`` has a side effect."""
+    return any(fw.has_side_effect(target, impure_random) for fw in loaded_frameworks())
 
 
 class _Merged(NamedTuple):

@@ -10,12 +10,13 @@ reads it (``users``), so that rewriting a graph never needs a search.
 from __future__ import annotations
 
 import builtins
+import operator
 import sys
 import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._framework import spell_target
+from ._framework import has_side_effect, spell_target
 
 if TYPE_CHECKING:
     from .graph import Graph
@@ -50,12 +51,17 @@ def fetch_path(obj: Any, path: str, default: Any = _RAISE) -> Any:
 
 
 # Functions whose call must survive dead-code elimination even when nobody
-# reads the result. Frameworks add theirs through `register_side_effect`.
-_side_effectful_functions: set[Any] = {builtins.print}
+# reads the result: ``operator.setitem`` writes into its first argument.
+# Code defining such a function marks it with `register_side_effect`; a
+# framework answers for its library's own (asserts, random draws, in-place
+# ops) through `Framework.has_side_effect`. As in torch.fx, ``print`` is not
+# one of them: a graph is a computation, and DCE drops a print nobody reads.
+_side_effectful_functions: set[Any] = {operator.setitem}
 
 
 def register_side_effect(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark ``fn`` as impure: ``eliminate_dead_code`` keeps its calls."""
+    """Mark ``fn`` as impure: ``eliminate_dead_code`` keeps its calls (torch.fx:
+    the ``has_side_effect`` decorator)."""
     _side_effectful_functions.add(fn)
     return fn
 
@@ -301,12 +307,14 @@ class Node:
     def stack_trace(self, trace: str | None) -> None:
         self.meta["stack_trace"] = trace
 
-    def is_impure(self) -> bool:
-        """True if removing this node could change what the program does."""
+    def is_impure(self, impure_random: bool = True) -> bool:
+        """True if removing this node could change what the program does
+        (``impure_random=False``: a random draw nobody reads may go)."""
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
-            return self.target in _side_effectful_functions
+            return (self.target in _side_effectful_functions
+                    or has_side_effect(self.target, impure_random))
         if self.op == "call_module" and self.graph.owning_module is not None:
             try:
                 module = self.graph.owning_module.get_submodule(self.target)

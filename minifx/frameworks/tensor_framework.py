@@ -39,6 +39,9 @@ def _is_tensor_method(func: Callable[..., Any]) -> bool:
     return False
 
 
+_RANDOM_DRAWS = frozenset({tensor.rand, tensor.randn, tensor.rand_like, tensor.randn_like})
+
+
 class TensorFramework(Framework):
     name = "tensor"
     module_class = tensor.nn.Module
@@ -71,6 +74,12 @@ class TensorFramework(Framework):
 
     def assert_function(self) -> Callable[[Any, str], Any]:
         return _assert
+
+    def has_side_effect(self, target: Any, impure_random: bool = True) -> bool:
+        # tensor writes into an argument only through Tensor methods (call_method,
+        # which DCE never keeps, as in torch.fx); its one global state is the
+        # random generator, and a draw nobody reads still moves it on.
+        return target in _RANDOM_DRAWS
 
     def tensor_layout(self, t: Any) -> TensorLayout:
         # No autograd, no quantization, one layout (row-major).

@@ -20,6 +20,7 @@ Everything torch-specific that minifx needs lives here, and it is little:
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Callable
 from typing import Any
@@ -130,6 +131,33 @@ _TENSOR_METHODS = frozenset(torch.overrides.get_overridable_functions()[torch.Te
 
 
 # --8<-- [start:framework]
+# torch's functions that DCE keeps though nobody reads their result, as
+# torch.fx keeps them: checks, random draws (torch.fx keeps these whatever
+# ``impure_random`` says), grad and autocast switches, and aten's asserts.
+_SIDE_EFFECT_NAMES = (
+    "_assert", "_assert_async", "_C._set_grad_enabled",
+    "amp.autocast_mode._enter_autocast", "amp.autocast_mode._exit_autocast",
+    "rand", "randn", "rand_like", "randn_like", "randint", "randint_like", "randperm",
+    "normal", "bernoulli", "poisson", "multinomial",
+    "ops.aten._assert_async.msg", "ops.aten._assert_scalar.default",
+    "ops.aten._assert_tensor_metadata.default", "ops.aten.sym_constrain_range.default",
+    "ops.aten.sym_constrain_range_for_size.default",
+)
+
+
+@functools.cache
+def _side_effects() -> frozenset[Any]:
+    """The objects ``_SIDE_EFFECT_NAMES`` name in this torch (a name it lacks is skipped)."""
+    found = []
+    for name in _SIDE_EFFECT_NAMES:
+        obj: Any = torch
+        for atom in name.split("."):
+            obj = getattr(obj, atom, None)
+        if obj is not None:
+            found.append(obj)
+    return frozenset(found)
+
+
 class TorchFramework(Framework):
     """torch's answers: ``torch.nn.Module``, ``torch.Tensor`` and torch.fx's rules."""
 
@@ -162,6 +190,18 @@ class TorchFramework(Framework):
 
     def assert_function(self) -> Callable[[Any, str], Any]:
         return torch._assert
+
+    def has_side_effect(self, target: Any, impure_random: bool = True) -> bool:
+        if target in _side_effects():
+            return True
+        if isinstance(target, torch._ops.OpOverloadPacket):
+            target = getattr(target, "default", None)  # an op packet answers as its default
+        if isinstance(target, torch._ops.OpOverload):
+            # An aten op says in its schema whether it writes into an argument
+            # (``add_``, ``copy_``), and whether it draws random numbers.
+            return (target._schema.is_mutable or target in _side_effects()
+                    or (impure_random and getattr(target, "_nondeterministic_seeded", False)))
+        return False
 
     def check_traced_through(self, module: Any, qualname: str) -> None:
         refuse_lost_hooks(module, qualname)

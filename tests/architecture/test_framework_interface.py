@@ -154,3 +154,13 @@ def test_fusion_patterns_are_each_librarys_own():
     torch_pairs = adapter("torch").fusion_patterns()
     assert (torch.nn.Conv2d, torch.nn.BatchNorm2d, torch_fold) in torch_pairs
     assert len(torch_pairs) == 4
+
+
+def test_side_effects_are_each_librarys_own():
+    """Each adapter answers for its own library's impure functions, and only those."""
+    tensor_fw, torch_fw = adapter("tensor"), adapter("torch")
+    assert tensor_fw.has_side_effect(tensor.randn) and not tensor_fw.has_side_effect(tensor.relu)
+    assert torch_fw.has_side_effect(torch._assert) and torch_fw.has_side_effect(torch.randn)
+    assert torch_fw.has_side_effect(torch.ops.aten.add_.Tensor)  # its schema says it mutates
+    assert not torch_fw.has_side_effect(torch.ops.aten.add.Tensor)
+    assert not torch_fw.has_side_effect(tensor.randn) and not tensor_fw.has_side_effect(torch.randn)

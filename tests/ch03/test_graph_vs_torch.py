@@ -120,3 +120,37 @@ def test_library_functions_print_like_torch_functions():
     assert str(ours) == str(theirs).replace("torch", "tensor")
     assert ours.python_code().src == theirs.python_code("self").src.replace("torch", "tensor")
     assert ours.python_code().globals["tensor"] is tensor
+
+
+DCE_TARGETS = [
+    operator.setitem, operator.add, print, math.sqrt, torch.randn, torch.rand_like,
+    torch._assert, torch._assert_async, torch.relu, torch.ops.aten.add_.Tensor,
+    torch.ops.aten.copy_.default, torch.ops.aten.add.Tensor, torch.ops.aten.rand.default,
+    torch.ops.aten._assert_async.msg,
+]
+
+
+@pytest.mark.parametrize("impure_random", [True, False])
+@pytest.mark.parametrize("target", DCE_TARGETS, ids=lambda t: getattr(t, "__name__", str(t)))
+def test_dead_code_elimination_keeps_what_torch_fx_keeps(target, impure_random):
+    """A call nobody reads: dropped or kept exactly as torch.fx decides (asserts,
+    random draws, in-place aten ops and setitem stay; print and pure ops go)."""
+    kept = []
+    for fx in (minifx, tfx):
+        g = fx.Graph()
+        x = g.placeholder("x")
+        call = g.call_function(target, (x,))
+        g.output(x)
+        kept.append((call.is_impure(impure_random), call.is_impure()))
+        g.eliminate_dead_code()  # asks is_impure() with its default, impure_random=True
+        assert (call in g.nodes) is kept[-1][1]
+    assert kept[0] == kept[1], f"minifx says impure={kept[0]}, torch.fx says {kept[1]}"
+
+
+def test_tensor_random_draws_survive_dead_code_elimination():
+    g = minifx.Graph()
+    x = g.placeholder("x")
+    draw = g.call_function(tensor.randn, (3,))
+    g.output(x)
+    g.eliminate_dead_code()
+    assert draw in g.nodes and draw.is_impure(impure_random=False)

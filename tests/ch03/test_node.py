@@ -9,6 +9,7 @@ import torch
 import torch.fx
 
 import minifx
+import tensor
 import tensor.nn as nn
 from minifx.node import map_aggregate, map_arg
 
@@ -112,8 +113,11 @@ def test_is_impure():
     g, x, y, a, b = chain()
     with g.inserting_before(b):
         p = g.call_function(builtins.print, (a,))
-    assert x.is_impure() and g.output_node().is_impure() and p.is_impure()
+        s = g.call_function(operator.setitem, (x, 0, a))
+        r = g.call_function(tensor.randn, (3,))
+    assert x.is_impure() and g.output_node().is_impure() and s.is_impure() and r.is_impure()
     assert not a.is_impure()
+    assert not p.is_impure()  # as in torch.fx: a print nobody reads is dead code
 
 
 def test_bad_node_construction_is_refused():
