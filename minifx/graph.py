@@ -273,15 +273,17 @@ class Graph:
                  n.type, n.meta) for n in self.nodes]
         return (_rebuild_graph, (rows, self._codegen))
 
-    def eliminate_dead_code(self) -> bool:
+    def eliminate_dead_code(self, is_impure_node: Callable[[Node], bool] | None = None) -> bool:
         """Erase nodes that nobody reads and that have no side effect.
 
         Walks backwards so a chain of dead nodes goes in one pass. Returns
-        whether anything changed.
+        whether anything changed. ``is_impure_node`` replaces ``Node.is_impure``
+        as the judge of what must stay, as in torch.fx.
         """
+        is_impure = is_impure_node or Node.is_impure
         changed = False
         for node in reversed(self.nodes):
-            if not node.users and not node.is_impure():
+            if not node.users and not is_impure(node):
                 self.erase_node(node)
                 changed = True
         return changed

@@ -145,3 +145,18 @@ def test_print_tabular(capsys):
     assert out[0].split() == ["opcode", "name", "target", "args", "kwargs"]
     assert out[-1].split()[:2] == ["output", "output"]
     assert any("operator.add" in line for line in out)
+
+
+def test_eliminate_dead_code_takes_its_judge_of_impurity():
+    """``is_impure_node`` decides what stays, as torch.fx's argument of that name does."""
+    for fx in (minifx, tfx):
+        g = fx.Graph()
+        x = g.placeholder("x")
+        kept = g.call_function(operator.add, (x, 1))
+        g.call_function(operator.setitem, (x, 0, 1.0))
+        g.output(x)
+        def judge(n, kept=kept):
+            return n is kept or n.op != "call_function"
+
+        assert g.eliminate_dead_code(is_impure_node=judge)
+        assert [n.name for n in g.nodes] == ["x", "add", "output"]
