@@ -332,3 +332,64 @@ def test_the_kernel_cache_is_keyed_by_every_kernel_source():
                    rows.softmax_rows):
         assert folder in kernel._cache._cache_path
     assert "kernels-" not in (numba.config.CACHE_DIR or "")  # restored after import
+
+
+def every_float32(step):
+    """Every ``step``-th float32 bit pattern, both signs: subnormals, normals, inf and NaN."""
+    bits = np.arange(0, 1 << 32, step, dtype=np.int64).astype(np.uint32)
+    return bits.view(np.float32)
+
+
+SPECIAL = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45,
+                    1.1754942e-38, 1.17549435e-38, np.finfo(np.float32).max, 0.99999994,
+                    1.0000001, 0.70710677, 0.7071068, 1.4142135, 1.4142137, 2.0, 0.5],
+                   np.float32)
+
+
+def assert_ulps_against_float64(op, reference, x, max_ulps):
+    """``op`` on float32 ``x`` within ``max_ulps`` of ``reference`` computed in float64
+    and rounded; where the reference is not finite (inf, -inf, nan), exactly it."""
+    with np.errstate(all="ignore"):
+        exact = reference(x.astype(np.float64)).astype(np.float32)
+    ours = nb.unary(op, x)
+    assert ours.dtype == np.float32
+    finite = np.isfinite(exact)
+    assert (ulps(ours[finite], exact[finite]) <= max_ulps).all(), x[finite][
+        ulps(ours[finite], exact[finite]) > max_ulps][:5]
+    np.testing.assert_array_equal(ours[~finite], exact[~finite])  # NaN equals NaN here
+    return ulps(ours[finite], exact[finite]).max()
+
+
+def test_log32_within_1_ulp_and_exact_at_special_values():
+    """log32 (float32 log from the bits of x) on a dense sample of all float32 bit
+    patterns, the region around 1 and every special value: at most 1 ulp."""
+    near_one = np.float32(1.0) + np.arange(-300000, 300000, dtype=np.float32) * np.float32(2**-24)
+    x = np.concatenate([every_float32(4099), near_one, SPECIAL, -SPECIAL])
+    assert_ulps_against_float64("log", np.log, x, 1)
+    exact = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, -1e-45], np.float32)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(nb.unary("log", exact), np.log(exact))
+    for dtype in FLOATS:  # float32 (log32) and float64 (libm) give torch's special values
+        s = exact.astype(dtype)
+        check(nb.unary("log", s), torch.log(t(s)), exact=True)
+
+
+def test_gelu32_close_to_float64_and_torch_at_special_values():
+    """gelu32 (erfc by Abramowitz and Stegun 7.1.26, taken directly for x < 0)
+    against GELU computed in float64 with math.erfc: absolute error below 6e-7
+    everywhere; relative error below 1e-6 from x = -1 up, and in the negative
+    tail, where torch's 1 + erf(u) cancels to nothing, still a few digits."""
+    import math
+
+    x = np.concatenate([np.linspace(-12, 12, 1_000_001, dtype=np.float32),
+                        np.geomspace(1e-30, 12, 100_001, dtype=np.float32)])
+    x = np.concatenate([x, -x])
+    exact = np.array([0.5 * v * math.erfc(-v / math.sqrt(2.0)) for v in x.astype(np.float64)])
+    ours = nb.unary("gelu", x).astype(np.float64)
+    assert np.abs(ours - exact).max() < 6e-7
+    relative = np.abs(ours - exact) / np.maximum(np.abs(exact), 1e-30)
+    relative[np.abs(exact) < 1e-30] = 0  # results below float32's normal range
+    for lowest, bound in [(-1, 1e-6), (-3, 1e-4), (-5, 3e-3), (-12, 0.05)]:
+        assert relative[x >= lowest].max() < bound, lowest
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 3e38, -3e38], np.float32)
+    check(nb.unary("gelu", special), torch.nn.functional.gelu(t(special)))

@@ -6,9 +6,12 @@ Cephes' ``expf`` does: reduce ``x`` to ``n*ln2 + r`` with ``|r| <= ln2/2``,
 evaluate a degree-6 polynomial for ``exp(r)``, and scale by ``2**n`` built
 straight from the exponent bits. Every step is plain arithmetic, so a loop of
 ``exp32`` compiles to SIMD code. Its error is about 1 ulp (tested against
-NumPy in tests/ch00/test_kernels.py).
+NumPy in tests/ch00/test_kernels.py). ``log32`` is its mirror image: it
+reads the exponent and the mantissa straight out of the bits of ``x`` and
+evaluates Cephes' ``logf`` polynomial on the mantissa.
 
-Float64 keeps libm (``math.exp``): accuracy first, float32 is the fast path.
+Float64 keeps libm (``math.exp``, ``np.log``): accuracy first, float32 is the
+fast path.
 
 The op table (``tensor/_ops.py``) names, for each elementwise op, the function
 here that computes one element; ``elementwise.py`` builds the op's kernel
@@ -83,6 +86,58 @@ def exp32(x):
     return y * scale1 * scale2
 
 
+
+# log32 moves the mantissa of x into [sqrt(1/2), sqrt(2)) by adding this to
+# the bits (a mantissa at or above sqrt(2) carries into the exponent field),
+# then puts the exponent field of 1.0's neighbour sqrt(1/2) back under it.
+_SQRT_HALF_BITS = np.int32(0x3F3504F3)
+_TO_SQRT_HALF = np.int32(0x3F800000 - 0x3F3504F3)
+_MANTISSA = np.int32(0x007FFFFF)
+_TINY = np.float32(1.17549435e-38)  # the smallest normal float32, 2**-126
+
+
+@njit(inline="always")
+def log32(x):
+    """log for float32, branch-free: the bits give x = 2**k * m, a polynomial log(m).
+
+    With m in [sqrt(1/2), sqrt(2)), log(x) = k*ln2 + log(1 + f) with
+    f = m - 1 in [-0.29, 0.42], and Cephes' logf polynomial gives log(1 + f)
+    to about 1 ulp. The special values are picked at the end by selects,
+    which vectorise: log(0) = -inf, log(x < 0) = nan, log(inf) = inf, nan
+    stays nan.
+    """
+    # A subnormal x has no implicit leading 1: scale it by 2**23 into the
+    # normal range first, and take 23 off its exponent afterwards.
+    subnormal = x < _TINY
+    xs = x * np.float32(8388608.0) if subnormal else x
+    # numba widens int32 arithmetic to int64; np.int32(...) keeps every step
+    # 32 bits wide, so that eight lanes fit in one AVX register.
+    bits = np.int32(_float32_bits_as_int32(xs) + _TO_SQRT_HALF)
+    k = np.float32(np.int32((bits >> 23) - np.int32(127)))
+    k = k - np.float32(23.0) if subnormal else k
+    m = _int32_bits_as_float32(np.int32((bits & _MANTISSA) + _SQRT_HALF_BITS))
+    f = m - np.float32(1.0)
+    z = f * f
+    # log(1 + f) = f - f**2/2 + f**3 * p(f), p of degree 8, evaluated in
+    # Estrin's scheme (pairs first, then powers of f**2): a shorter chain of
+    # dependent multiply-adds than Horner's, so the CPU overlaps more of it.
+    z4 = z * z
+    a0 = np.float32(-2.4999993993e-1) * f + np.float32(3.3333331174e-1)
+    a1 = np.float32(-1.6668057665e-1) * f + np.float32(2.0000714765e-1)
+    a2 = np.float32(-1.2420140846e-1) * f + np.float32(1.4249322787e-1)
+    a3 = np.float32(-1.1514610310e-1) * f + np.float32(1.1676998740e-1)
+    b0 = a1 * z + a0
+    b1 = a3 * z + a2
+    b1 = np.float32(7.0376836292e-2) * z4 + b1
+    p = b1 * z4 + b0
+    # k*ln2 in two parts, the first with few enough bits that k times it is
+    # exact; the small part joins the small terms before the big ones.
+    y = p * f * z + k * np.float32(-2.12194440e-4) - np.float32(0.5) * z
+    r = (f + y) + k * np.float32(0.693359375)
+    r = r if x < np.float32(np.inf) else x  # inf -> inf, nan -> nan
+    r = np.float32(-np.inf) if x == np.float32(0.0) else r  # both zeros
+    return np.float32(np.nan) if x < np.float32(0.0) else r
+
 @njit(inline="always")
 def tanh32(x):
     """tanh for float32: an odd polynomial near 0, exp32 further out."""
@@ -100,39 +155,39 @@ def tanh32(x):
 
 
 @njit(inline="always")
-def erf32(x):
-    """erf for float32, branch-free, so that GELU vectorises (libm's erf is a call).
+def gelu32(x):
+    """GELU for float32, x * Phi(x), branch-free, so that its loop vectorises.
 
-    Near 0, the Taylor series of erf (relative error below 1e-7 for |x| < 0.5);
-    further out, formula 7.1.26 of Abramowitz and Stegun's Handbook of
-    Mathematical Functions (absolute error below 1.5e-7), the same formula as
-    torch's vectorised CPU erf.
+    With u = x / sqrt(2), Phi(x) = (1 + erf(u)) / 2 is erfc(|u|) / 2 for
+    x < 0 and 1 - erfc(|u|) / 2 otherwise. erfc(|u|) comes from formula
+    7.1.26 of Abramowitz and Stegun's Handbook of Mathematical Functions,
+    t * q(t) * exp(-u**2) with t = 1 / (1 + 0.3275911 |u|) (absolute error
+    below 1.5e-7, the formula of torch's vectorised CPU erf). Taking erfc
+    directly, not 1 + erf, keeps the small values of GELU at negative x
+    accurate (1 + erf(u) there loses every digit to cancellation), and GELU
+    needs no separate series near 0: there Phi is near 1/2, so an absolute
+    error of 1.5e-7 makes a relative error of the same size.
     """
-    ax = abs(x)
-    s = x * x
-    p = np.float32(-1.0 / 1320.0)
-    p = p * s + np.float32(1.0 / 216.0)
-    p = p * s + np.float32(-1.0 / 42.0)
-    p = p * s + np.float32(1.0 / 10.0)
-    p = p * s + np.float32(-1.0 / 3.0)
-    p = p * s + np.float32(1.0)
-    small = np.float32(1.1283791670955126) * x * p
-    t = np.float32(1.0) / (np.float32(1.0) + np.float32(0.3275911) * ax)
+    u = x * np.float32(0.7071067811865476)
+    t = np.float32(1.0) / (np.float32(1.0) + np.float32(0.3275911) * abs(u))
     q = np.float32(1.061405429) * t - np.float32(1.453152027)
     q = q * t + np.float32(1.421413741)
     q = q * t - np.float32(0.284496736)
     q = q * t + np.float32(0.254829592)
-    big = np.float32(1.0) - q * t * exp32(-s)
-    big = big if x >= np.float32(0.0) else -big
-    return small if ax < np.float32(0.5) else big
+    half_erfc = np.float32(0.5) * q * t * exp32(-(u * u))
+    return x * (half_erfc if x < np.float32(0.0) else np.float32(1.0) - half_erfc)
 
 
 def fast_exp(x):
     """exp, vectorisable for float32 (exp32), libm for float64."""
 
 
-def fast_erf(x):
-    """erf, vectorisable for float32 (erf32), libm for float64."""
+def fast_log(x):
+    """log, vectorisable for float32 (log32), libm for float64."""
+
+
+def fast_gelu(x):
+    """GELU, vectorisable for float32 (gelu32), libm's erf for float64."""
 
 
 def fast_tanh(x):
@@ -150,11 +205,18 @@ def _fast_exp(x):
     return lambda x: math.exp(x)
 
 
-@overload(fast_erf)
-def _fast_erf(x):
+@overload(fast_log)
+def _fast_log(x):
     if x == types.float32:
-        return lambda x: erf32(x)
-    return lambda x: math.erf(x)
+        return lambda x: log32(x)
+    return lambda x: np.log(x)
+
+
+@overload(fast_gelu)
+def _fast_gelu(x):
+    if x == types.float32:
+        return lambda x: gelu32(x)
+    return lambda x: 0.5 * x * (1.0 + math.erf(x * 0.7071067811865476))
 
 
 @overload(fast_tanh)
@@ -192,7 +254,7 @@ def exp(x):
 
 @njit(inline="always")
 def log(x):
-    return np.log(x)
+    return fast_log(x)
 
 
 @njit(inline="always")
@@ -222,7 +284,7 @@ def relu(x):
 
 @njit(inline="always")
 def gelu(x):
-    return like(x, 0.5) * x * (like(x, 1.0) + fast_erf(x * like(x, 0.7071067811865476)))
+    return fast_gelu(x)
 
 
 # ---- binary ----------------------------------------------------------------
