@@ -352,20 +352,33 @@ def _out_shape(a: np.ndarray, reduced, keepdim: bool) -> tuple[int, ...]:
 def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if a.size <= SMALL:
         return _reference.reduce(op, a, dims, keepdim)
-    if (not dims or len(dims) == a.ndim) and a.flags.c_contiguous and a.dtype in _KERNEL_DTYPES:
-        # The common case, x.sum(): the whole array in one run, or in partial runs
-        # per CHUNK, and no index math.
-        flat, code = a.reshape(-1), _REDUCE_CODE[op]
-        if a.size <= rd.CHUNK:
-            value = rd.reduce_run(code, flat, 0, a.size, 1)
-        else:
-            partial = np.empty(rd.partial_count(a.size), a.dtype)
-            rd.reduce_chunks(code, partial, flat)
-            value = rd.reduce_run(code, partial, 0, partial.size, 1)
-        out = np.full((1,) * a.ndim if keepdim else (), value, a.dtype)
-        if op == "mean":
-            out /= a.size
-        return out
+    if a.size and a.flags.c_contiguous and a.dtype in _KERNEL_DTYPES:
+        # The common cases, lean: x.sum() and x.sum(-1) of a contiguous tensor.
+        code = _REDUCE_CODE[op]
+        if not dims or len(dims) == a.ndim:
+            # The whole array: in one call below PARALLEL_CHUNKS_MIN, else partial
+            # results per CHUNK on all threads, combined afterwards.
+            flat = a.reshape(-1)
+            if a.size < rd.PARALLEL_CHUNKS_MIN:
+                value = rd.reduce_all_serial(code, flat)
+            else:
+                partial = np.empty(rd.partial_count(a.size), a.dtype)
+                rd.reduce_chunks_parallel(code, partial, flat)
+                value = rd.reduce_run(code, partial, 0, partial.size, 1)
+            out = np.full((1,) * a.ndim if keepdim else (), value, a.dtype)
+            if op == "mean":
+                out /= a.size
+            return out
+        if len(dims) == 1 and dims[0] == a.ndim - 1:
+            # The last dim: each row in one run, no index math.
+            n = a.shape[-1]
+            out = np.empty(a.shape[:-1] + (1,) if keepdim else a.shape[:-1], a.dtype)
+            rows_kernel = (rd.reduce_rows if a.size >= rd.PARALLEL_ROWS_MIN
+                           else rd.reduce_rows_serial)
+            rows_kernel(code, out.reshape(-1), a.reshape(-1, n))
+            if op == "mean":
+                out /= n
+            return out
     x = _compute(a)
     code = _REDUCE_CODE[op]
     reduced = sorted(set(dims)) if dims else list(range(a.ndim))
@@ -407,7 +420,12 @@ def argmax(a: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
         reduced = [dim]
         shape = _out_shape(a, reduced, keepdim)
     out = np.empty(shape, np.int64)
-    if out.size:
+    if out.size and dim == a.ndim - 1 and x.flags.c_contiguous:
+        # The common case, the last dim of a contiguous tensor: rows, no index math.
+        rows_kernel = (rd.argmax_rows_parallel if x.size >= rd.PARALLEL_ROWS_MIN
+                       else rd.argmax_rows_serial)
+        rows_kernel(out.reshape(-1), x.reshape(-1, x.shape[-1]))
+    elif out.size:
         _, kshape, kstrides, storage, offset, rshape, rstrides = _split_dims(x, tuple(reduced))
         rd.argmax_strided(out.reshape(-1), kshape, kstrides, storage, offset, rshape, rstrides)
     return out

@@ -234,6 +234,22 @@ def reduce_chunks_serial(op, partial, a):
         partial[c] = reduce_run(op, a, lo, min(CHUNK, n - lo), 1)
 
 
+@njit(cache=True)
+def reduce_all_serial(op, a):
+    """A contiguous 1-d array reduced to one value on this thread, in one call:
+    per CHUNK, combined as it goes (the partial results of ``reduce_chunks``
+    without their array, and without a second call to combine them)."""
+    n = a.size
+    acc = reduce_run(op, a, 0, min(CHUNK, n), 1)
+    for lo in range(CHUNK, n, CHUNK):
+        v = reduce_run(op, a, lo, min(CHUNK, n - lo), 1)
+        if op <= 1:
+            acc += v
+        elif _better(op, v, acc):
+            acc = v
+    return acc
+
+
 def reduce_chunks(op: int, partial, a) -> None:
     """Partial reductions per CHUNK: on one thread below ``PARALLEL_CHUNKS_MIN``
     elements, where waking the others costs more than they save."""
@@ -246,7 +262,8 @@ def reduce_chunks(op: int, partial, a) -> None:
 @njit
 def _argmax_unit(a, p, n):
     """Index of the first largest of a[p:p+n] (contiguous), NaN first: the
-    vectorised max (``reduce_run``), then a scan that stops where it is."""
+    vectorised max (``reduce_run``), then a scan that stops where it is (a
+    scan in blocks of 16 with a branch-free test per block measured slower)."""
     m = reduce_run(2, a, p, n, 1)
     x = a[p : p + n]
     if m != m:
@@ -294,6 +311,24 @@ def argmax_serial(out, kshape, kstrides, a, a_off, rshape, rstrides):
     """``argmax_parallel`` on one thread."""
     for k in range(out.size):
         out[k] = _argmax_one(k, kshape, kstrides, a, a_off, rshape, rstrides)
+
+
+@njit(cache=True)
+def argmax_rows_serial(out, a):
+    """argmax of each row of a contiguous 2-d array, without the index math."""
+    n = a.shape[1]
+    flat = a.reshape(-1)
+    for r in range(a.shape[0]):
+        out[r] = _argmax_unit(flat, r * n, n)
+
+
+@njit(cache=True, parallel=True)
+def argmax_rows_parallel(out, a):
+    """``argmax_rows_serial`` with the rows spread over numba's threads."""
+    n = a.shape[1]
+    flat = a.reshape(-1)
+    for r in prange(a.shape[0]):
+        out[r] = _argmax_unit(flat, r * n, n)
 
 
 def argmax_strided(out, kshape, kstrides, a, a_off, rshape, rstrides) -> None:
