@@ -166,11 +166,13 @@ _WORKERS = Workers()
 # A child made by fork() has none of the parent's threads: it starts afresh.
 os.register_at_fork(after_in_child=_WORKERS.__init__)
 _UNIT_STRIDE = np.ones(1, np.int64)  # read-only for the kernels
-# Elements per thread below which one thread does it all. Handing a range to a
-# pool thread costs tens of microseconds on a busy two-core machine, so a
-# thread must get at least ~100 us of work: 1e6 float32 elements split in two,
-# 1e5 do not (benchmarks/speed.py measures both sides of the line).
-PARALLEL_MIN = 1 << 18
+# Elements per thread below which one thread does it all. Waking a worker
+# (``Workers``) costs about 12 us on the quiet two-core machine, so a range
+# must be worth more than that: an add split in two won from about 3e5
+# float32 elements there, and lost at 1e5 (``benchmarks/reduce_threshold.py``,
+# the add columns). On a machine whose other core is busy, one thread wins at
+# every size, so the line errs towards fewer splits: 2**17 per thread.
+PARALLEL_MIN = 1 << 17
 _SPLIT = 2 * PARALLEL_MIN  # below this no output is split, whatever the thread count
 _POOLED = 1 << 16  # elements from which outputs come from the caching allocator
 
