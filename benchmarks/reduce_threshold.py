@@ -1,4 +1,4 @@
-"""Benchmark: from what size should a reduction wake a second thread?
+"""Benchmark: from what size should a reduction or an elementwise op use a second thread?
 
     .venv/bin/python benchmarks/reduce_threshold.py          # 3 rounds
     .venv/bin/python benchmarks/reduce_threshold.py --rounds 5
@@ -13,6 +13,12 @@ threads), alternating, and reports the median over rounds, the ratio parallel
 / serial, and the smallest size from which parallel wins at every larger size.
 ``PARALLEL_CHUNKS_MIN`` and ``PARALLEL_ROWS_MIN`` in
 tensor/backend/_kernels/reduce.py are set from that line.
+
+The elementwise ops split differently: ``numba_backend.in_ranges`` hands
+half of the output to a persistent worker thread (woken by a lock) and
+computes the other half itself. The ``add`` columns time a float32 add into
+a preallocated output on one thread and split that way, which sets
+``PARALLEL_MIN`` and ``_SPLIT`` in tensor/backend/numba_backend.py.
 
 The table is written to ``lessons/_generated/reduce_threshold.md``.
 """
@@ -31,7 +37,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 OUT = ROOT / "lessons" / "_generated" / "reduce_threshold.md"
 SIZES = [1 << k for k in range(15, 25)]  # 32768 ... 16777216
-VARIANTS = ("chunks serial", "chunks parallel", "rows serial", "rows parallel")
+VARIANTS = ("chunks serial", "chunks parallel", "rows serial", "rows parallel",
+            "add serial", "add parallel")
+SHAPES = ("chunks", "rows", "add")
 
 
 def worker(variant: str) -> None:
@@ -46,7 +54,19 @@ def worker(variant: str) -> None:
     results = {}
     for n in SIZES:
         a = np.random.default_rng(0).standard_normal(n).astype(np.float32)
-        if shape == "chunks":
+        if shape == "add":
+            from tensor.backend import numba_backend as nb
+            from tensor.backend._kernels import elementwise as ew
+
+            kernel, b, o = ew.zip_kernel(nb._SCALAR["add"]), a[::-1].copy(), np.empty_like(a)
+            length, unit = np.array([n], np.int64), np.ones(1, np.int64)
+
+            def part(lo, hi, kernel=kernel, o=o, a=a, b=b, length=length, unit=unit):
+                kernel(o, lo, hi, length, a, 0, unit, b, 0, unit)
+
+            def run(part=part, n=n, k=2 if mode == "parallel" else 1):
+                nb.in_ranges(part, n, k)
+        elif shape == "chunks":
             partial = np.empty(rd.partial_count(n), np.float32)
             kernel = rd.reduce_chunks_parallel if mode == "parallel" else rd.reduce_chunks_serial
 
@@ -82,7 +102,7 @@ def main() -> None:
     found: dict = {v: {n: [] for n in SIZES} for v in VARIANTS}
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for r in range(args.rounds):
-        order = VARIANTS[r % 4:] + VARIANTS[:r % 4]
+        order = VARIANTS[r % len(VARIANTS):] + VARIANTS[:r % len(VARIANTS)]
         for variant in order:
             done = subprocess.run([sys.executable, __file__, "--worker", variant], env=env,
                                   cwd=ROOT, capture_output=True, text=True, check=True)
@@ -90,21 +110,23 @@ def main() -> None:
                 found[variant][int(n)].append(t)
             print(f"round {r + 1}/{args.rounds}: {variant}", flush=True)
     lines = [f"Medians of {args.rounds} rounds, each kernel in its own process, written by "
-             "`benchmarks/reduce_threshold.py` (a float32 sum; rows of 1024). " + load, "",
-             "| elements | chunks serial | chunks parallel | parallel / serial "
-             "| rows serial | rows parallel | parallel / serial |",
-             "|---:|---:|---:|---:|---:|---:|---:|"]
-    ratios: dict = {"chunks": {}, "rows": {}}
+             "`benchmarks/reduce_threshold.py` (a float32 sum: whole, or rows of 1024; a "
+             "float32 add into a preallocated output, on one thread or split in two). " + load,
+             "", "| elements | " + " | ".join(
+                 f"{shape} serial | {shape} parallel | parallel / serial" for shape in SHAPES)
+             + " |",
+             "|---:" + "|---:|---:|---:" * len(SHAPES) + "|"]
+    ratios: dict = {shape: {} for shape in SHAPES}
     for n in SIZES:
         cells = [f"{n:,}"]
-        for shape in ("chunks", "rows"):
+        for shape in SHAPES:
             s = statistics.median(found[f"{shape} serial"][n])
             p = statistics.median(found[f"{shape} parallel"][n])
             ratios[shape][n] = p / s
             cells += [fmt(s), fmt(p), f"{p / s:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    for shape in ("chunks", "rows"):
+    for shape in SHAPES:
         wins = [n for n in SIZES if all(ratios[shape][m] < 1 for m in SIZES if m >= n)]
         first = f"{min(wins):,} elements" if wins else "no size measured"
         lines.append(f"- {shape}: parallel wins from {first} on.")

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Callable
 
 # numba's parallel kernels run on OpenMP. By default its idle threads spin
 # for a while after each parallel loop, and on a small machine they then take
@@ -83,20 +84,95 @@ def _operands(shape: tuple[int, ...], *arrays: np.ndarray):
     return coalesced[0], args
 
 
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="tensor-kernel")
-    return _POOL
+class Workers:
+    """Threads that stay alive between calls, each woken by a lock.
+
+    Handing ranges to a ``concurrent.futures`` pool cost about 28 us a call
+    (a Future, a queue, a condition variable per range): more than a 1e5
+    element add takes on one thread. Here each worker waits on its own
+    ``go`` lock, which the caller releases after writing the range into the
+    worker; the worker runs it and releases its ``done`` lock, which the
+    caller acquires. Two lock hand-offs and nothing else, about 12 us.
+
+    The caller runs the first range itself, after waking the workers, so
+    that it works while they wake up. An exception in any range reaches the
+    caller once every range has finished (the workers live on). One call at
+    a time owns the workers: a second caller (another Python thread, or a
+    range that itself calls ``run``) runs its ranges on its own thread,
+    one after the other, rather than waiting or deadlocking.
+    """
+
+    def __init__(self) -> None:
+        self._owner = threading.Lock()  # held for a whole call by the one that uses the workers
+        self._workers: list[_Worker] = []
+
+    def run(self, job: Callable[[int, int], None], bounds: list[int]) -> None:
+        """``job(bounds[i], bounds[i + 1])`` for every i, at once on len(bounds) - 1 threads."""
+        if not self._owner.acquire(blocking=False):
+            for lo, hi in zip(bounds, bounds[1:]):
+                job(lo, hi)
+            return
+        try:
+            while len(self._workers) < len(bounds) - 2:
+                self._workers.append(_Worker())
+            woken = self._workers[:len(bounds) - 2]
+            for w, lo, hi in zip(woken, bounds[1:], bounds[2:]):
+                w.start(job, lo, hi)
+            try:
+                job(bounds[0], bounds[1])
+            finally:
+                errors = [w.wait() for w in woken]
+            for e in errors:
+                if e is not None:
+                    raise e
+        finally:
+            self._owner.release()
 
 
-_POOL: ThreadPoolExecutor | None = None
+class _Worker:
+    """One daemon thread running ``job(lo, hi)`` each time its ``go`` lock is released."""
+
+    def __init__(self) -> None:
+        self._go, self._done = threading.Lock(), threading.Lock()
+        self._go.acquire()
+        self._done.acquire()
+        self._task: tuple | None = None
+        self._error: BaseException | None = None
+        threading.Thread(target=self._loop, name="tensor-kernel", daemon=True).start()
+
+    def start(self, job, lo: int, hi: int) -> None:
+        self._task = (job, lo, hi)
+        self._go.release()
+
+    def wait(self) -> BaseException | None:
+        """Block until the range is done; the exception it raised, if any."""
+        self._done.acquire()
+        error, self._error = self._error, None
+        return error
+
+    def _loop(self) -> None:
+        while True:
+            self._go.acquire()
+            job, lo, hi = self._task
+            try:
+                job(lo, hi)
+            except BaseException as e:  # handed to the caller, which re-raises it
+                self._error = e
+            self._task = None
+            self._done.release()
+
+
+_WORKERS = Workers()
+# A child made by fork() has none of the parent's threads: it starts afresh.
+os.register_at_fork(after_in_child=_WORKERS.__init__)
 _UNIT_STRIDE = np.ones(1, np.int64)  # read-only for the kernels
-# Elements per thread below which one thread does it all. Handing a range to a
-# pool thread costs tens of microseconds on a busy two-core machine, so a
-# thread must get at least ~100 us of work: 1e6 float32 elements split in two,
-# 1e5 do not (benchmarks/speed.py measures both sides of the line).
-PARALLEL_MIN = 1 << 18
+# Elements per thread below which one thread does it all. Waking a worker
+# (``Workers``) costs about 12 us on the quiet two-core machine, so a range
+# must be worth more than that: an add split in two won from about 3e5
+# float32 elements there, and lost at 1e5 (``benchmarks/reduce_threshold.py``,
+# the add columns). On a machine whose other core is busy, one thread wins at
+# every size, so the line errs towards fewer splits: 2**17 per thread.
+PARALLEL_MIN = 1 << 17
 _SPLIT = 2 * PARALLEL_MIN  # below this no output is split, whatever the thread count
 _POOLED = 1 << 16  # elements from which outputs come from the caching allocator
 
@@ -116,11 +192,7 @@ def in_ranges(run, n: int, k: int) -> None:
     if k <= 1:
         run(0, n)
         return
-    bounds = [n * i // k for i in range(k + 1)]
-    futures = [_pool().submit(run, bounds[i], bounds[i + 1]) for i in range(1, k)]
-    run(bounds[0], bounds[1])
-    for f in futures:
-        f.result()
+    _WORKERS.run(run, [n * i // k for i in range(k + 1)])
 
 
 # ---- elementwise -------------------------------------------------------------
@@ -282,20 +354,33 @@ def _out_shape(a: np.ndarray, reduced, keepdim: bool) -> tuple[int, ...]:
 def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if a.size <= SMALL:
         return _reference.reduce(op, a, dims, keepdim)
-    if (not dims or len(dims) == a.ndim) and a.flags.c_contiguous and a.dtype in _KERNEL_DTYPES:
-        # The common case, x.sum(): the whole array in one run, or in partial runs
-        # per CHUNK, and no index math.
-        flat, code = a.reshape(-1), _REDUCE_CODE[op]
-        if a.size <= rd.CHUNK:
-            value = rd.reduce_run(code, flat, 0, a.size, 1)
-        else:
-            partial = np.empty(rd.partial_count(a.size), a.dtype)
-            rd.reduce_chunks(code, partial, flat)
-            value = rd.reduce_run(code, partial, 0, partial.size, 1)
-        out = np.full((1,) * a.ndim if keepdim else (), value, a.dtype)
-        if op == "mean":
-            out /= a.size
-        return out
+    if a.size and a.flags.c_contiguous and a.dtype in _KERNEL_DTYPES:
+        # The common cases, lean: x.sum() and x.sum(-1) of a contiguous tensor.
+        code = _REDUCE_CODE[op]
+        if not dims or len(dims) == a.ndim:
+            # The whole array: in one call below PARALLEL_CHUNKS_MIN, else partial
+            # results per CHUNK on all threads, combined afterwards.
+            flat = a.reshape(-1)
+            if a.size < rd.PARALLEL_CHUNKS_MIN:
+                value = rd.reduce_all_serial(code, flat)
+            else:
+                partial = np.empty(rd.partial_count(a.size), a.dtype)
+                rd.reduce_chunks_parallel(code, partial, flat)
+                value = rd.reduce_run(code, partial, 0, partial.size, 1)
+            out = np.full((1,) * a.ndim if keepdim else (), value, a.dtype)
+            if op == "mean":
+                out /= a.size
+            return out
+        if len(dims) == 1 and dims[0] == a.ndim - 1:
+            # The last dim: each row in one run, no index math.
+            n = a.shape[-1]
+            out = np.empty(a.shape[:-1] + (1,) if keepdim else a.shape[:-1], a.dtype)
+            rows_kernel = (rd.reduce_rows if a.size >= rd.PARALLEL_ROWS_MIN
+                           else rd.reduce_rows_serial)
+            rows_kernel(code, out.reshape(-1), a.reshape(-1, n))
+            if op == "mean":
+                out /= n
+            return out
     x = _compute(a)
     code = _REDUCE_CODE[op]
     reduced = sorted(set(dims)) if dims else list(range(a.ndim))
@@ -337,7 +422,12 @@ def argmax(a: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
         reduced = [dim]
         shape = _out_shape(a, reduced, keepdim)
     out = np.empty(shape, np.int64)
-    if out.size:
+    if out.size and dim == a.ndim - 1 and x.flags.c_contiguous:
+        # The common case, the last dim of a contiguous tensor: rows, no index math.
+        rows_kernel = (rd.argmax_rows_parallel if x.size >= rd.PARALLEL_ROWS_MIN
+                       else rd.argmax_rows_serial)
+        rows_kernel(out.reshape(-1), x.reshape(-1, x.shape[-1]))
+    elif out.size:
         _, kshape, kstrides, storage, offset, rshape, rstrides = _split_dims(x, tuple(reduced))
         rd.argmax_strided(out.reshape(-1), kshape, kstrides, storage, offset, rshape, rstrides)
     return out

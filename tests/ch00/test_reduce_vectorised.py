@@ -77,3 +77,31 @@ def test_chunked_sums_either_way(parallel, monkeypatch):
                                rtol=1e-5)
     rd.reduce_chunks(2, partial, a)
     assert partial.max() == a.max()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("n", [1, rd.CHUNK - 1, rd.CHUNK, rd.CHUNK + 1, 3 * rd.CHUNK + 17])
+def test_whole_array_in_one_serial_call_across_chunks(dtype, n):
+    a = (np.random.default_rng(n).standard_normal(n) * 100).astype(dtype)
+    np.testing.assert_allclose(rd.reduce_all_serial(0, a), a.sum(dtype=np.float64), rtol=1e-5)
+    assert rd.reduce_all_serial(2, a) == a.max()
+    assert rd.reduce_all_serial(3, a) == a.min()
+    if dtype != np.int64:
+        a[-1] = np.nan  # in the last chunk: the combined result is still NaN
+        assert np.isnan(rd.reduce_all_serial(2, a)) and np.isnan(rd.reduce_all_serial(3, a))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_last_dim_reductions_and_argmax_of_a_contiguous_tensor(dtype):
+    from tensor.backend import numba_backend as nb
+
+    a = (np.random.default_rng(3).standard_normal((50, 300)) * 10).astype(dtype)
+    a[7, 123] = np.nan
+    a[9, :] = -np.abs(a[9, :])
+    a[9, 40] = a[9, 41] = 0.0  # a tie: the first wins
+    for op, ref in (("sum", np.sum), ("mean", np.mean), ("amax", np.max), ("amin", np.min)):
+        for keepdim in (False, True):
+            got = nb.reduce(op, a, (1,), keepdim)
+            np.testing.assert_allclose(got, ref(a, axis=1, keepdims=keepdim), rtol=1e-5)
+    np.testing.assert_array_equal(nb.argmax(a, 1, False), np.argmax(a, axis=1))
+    assert nb.argmax(a, 1, True).shape == (50, 1)
