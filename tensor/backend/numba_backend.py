@@ -482,12 +482,18 @@ def _winograd(x: np.ndarray, w: np.ndarray, b, ph: int, pw: int, oh: int, ow: in
     bias = np.zeros(1, x.dtype) if b is None else np.ascontiguousarray(b, x.dtype)
 
     # Units (tile rows) per step, so that a step's patches and products stay in the cache.
+    units = n * th
     step = max(1, WINOGRAD_BYTES // (64 * (c + o) * tw))
+    # A thread each, unless the products are too small to repay the hand-off.
+    parts = min(threads, units) if units * tw * c * o * 16 >= _blas.SPLIT_MIN else 1
+    # One scratch block per thread, from the caching allocator (here, on this thread: it
+    # is not thread-safe): fresh megabytes would fault in page by page on every call.
+    size = min(step, -(-units // parts)) * tw
+    scratch = _empty((parts, 16 * (c + o) * size), x.dtype)
+    part = {units * i // parts: i for i in range(parts)}  # in_ranges' first unit -> part
 
-    def units(lo: int, hi: int) -> None:
-        size = min(step, hi - lo) * tw
-        v = np.empty(16 * c * size, x.dtype)
-        m = np.empty(16 * o * size, x.dtype)
+    def run(lo: int, hi: int) -> None:
+        v, m = np.split(scratch[part[lo]], [16 * c * size])
         for first in range(lo, hi, step):
             last = min(hi, first + step)
             k = (last - first) * tw
@@ -496,7 +502,7 @@ def _winograd(x: np.ndarray, w: np.ndarray, b, ph: int, pw: int, oh: int, ow: in
             np.matmul(u, vk, out=mk)
             winograd.outputs(out, mk, bias, b is not None, first, last, th, tw)
 
-    in_ranges(units, n * th, min(threads, max(1, n * th * tw // 32)))
+    in_ranges(run, units, parts)
     return out
 
 
