@@ -465,7 +465,7 @@ def _use_winograd(n: int, oh: int, ow: int) -> bool:
 def _winograd(x: np.ndarray, w: np.ndarray, b, ph: int, pw: int, oh: int, ow: int) -> np.ndarray:
     """A 3x3, stride-1, undilated, ungrouped conv2d by Winograd's F(2x2, 3x3) (winograd.py).
 
-    The filters are transformed first (one BLAS product). Then each thread
+    The filters are transformed first (BLAS products). Then each thread
     takes a range of tile rows and, a step of rows at a time, transforms their
     patches, runs the 16 products (BLAS on one thread) and writes their
     outputs, bias included, on buffers of its own: the threads meet only at
@@ -477,7 +477,10 @@ def _winograd(x: np.ndarray, w: np.ndarray, b, ph: int, pw: int, oh: int, ow: in
     th, tw = -(-oh // 2), -(-ow // 2)
     threads = numba.get_num_threads()
     _blas.single_threaded_blas()
-    u = winograd.filters(w)
+    u = _empty((16, o, c), x.dtype)
+    pairs = o * c  # filters to transform, split over the threads when there are many
+    in_ranges(lambda lo, hi: winograd.filters(u, w, lo, hi), pairs,
+              min(threads, max(1, pairs // 16384)))
     out = _empty((n, o, oh, ow), x.dtype)
     bias = np.zeros(1, x.dtype) if b is None else np.ascontiguousarray(b, x.dtype)
 

@@ -35,10 +35,14 @@ _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.
 GG = np.kron(_G, _G)
 
 
-def filters(w: np.ndarray) -> np.ndarray:
-    """u[(i, j), o, c] = (G g G^T)[i, j] for every filter g = w[o, c]: one BLAS product."""
-    o, c = w.shape[:2]
-    return (GG.astype(w.dtype) @ w.reshape(o * c, 9).T).reshape(16, o, c)
+def filters(u: np.ndarray, w: np.ndarray, lo: int, hi: int) -> None:
+    """u[(i, j), o, c] = (G g G^T)[i, j] for the filters g = w[o, c] with o*C + c in [lo, hi).
+
+    One BLAS product of kron(G, G) with the flattened filters; ``u`` is
+    (16, O, C) and ``w`` (O, C, 3, 3), both contiguous.
+    """
+    flat = w.reshape(-1, 9)
+    np.matmul(GG.astype(w.dtype), flat[lo:hi].T, out=u.reshape(16, -1)[:, lo:hi])
 
 
 @njit(cache=True, nogil=True)
