@@ -7,6 +7,9 @@ has to get right: odd output sizes (tiles hanging over the edge), every
 padding from none to wider than the kernel, batches whose tile rows a
 thread split cuts mid-image, a step of fewer tile rows than a thread's
 share, non-contiguous inputs, bias or none, and both float dtypes.
+
+The last test is about the products' thread split (``_blas.matmul_into``),
+which the Winograd path and every other conv and linear share.
 """
 
 import numpy as np
@@ -136,3 +139,28 @@ def test_filter_transform_is_g_g_gt():
     for o in range(3):
         for c in range(2):
             np.testing.assert_allclose(u[:, o, c].reshape(4, 4), g @ w[o, c] @ g.T, rtol=1e-14)
+
+
+@pytest.mark.parametrize("shape_a,shape_b", [
+    ((197, 768), (768, 512)),  # small a, large b (a Linear at batch 1): split by columns
+    ((512, 64), (64, 300)),  # large a: split by rows
+    ((2, 40, 300), (300, 700)),  # batched a, b broadcast: columns
+    ((700, 300), (3, 300, 20)),  # too few columns to split: rows
+])
+def test_matmul_into_splits_rows_or_columns(shape_a, shape_b):
+    from tensor.backend import _blas
+
+    a, b = data(shape_a, np.float32), data(shape_b, np.float32)
+    expected = np.matmul(a, b)
+    out = np.full(expected.shape, np.nan, np.float32)
+    parts = []
+
+    def ranges(run, n, k):
+        parts.append(n)
+        nb.in_ranges(run, n, k)
+
+    _blas.matmul_into(a, b, out, ranges, 2)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-4)
+    m, n = expected.shape[-2:]
+    assert len(parts) == 1 and parts[0] in (m, n)
+    assert parts[0] == (n if np.prod(shape_a[-2:]) < np.prod(shape_b[-2:]) and n >= 32 else m)
