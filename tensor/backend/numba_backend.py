@@ -47,7 +47,7 @@ from . import numpy_backend as _reference
 from ._allocator import empty as _empty
 from ._kernels import elementwise as ew
 from ._kernels import reduce as rd
-from ._kernels import rows, spatial
+from ._kernels import rows, spatial, winograd
 from ._kernels.strides import coalesce, storage_of
 
 # Inputs of at most SMALL elements go to the NumPy reference backend: for them
@@ -534,12 +534,79 @@ def linear(x, w, b):
 
 
 # ---- images ------------------------------------------------------------------
+# 3x3 stride-1 convolutions go through Winograd's F(2x2, 3x3) (``_winograd``);
+# TENSOR_WINOGRAD=0 sends them through im2col, to compare the two.
+WINOGRAD = os.environ.get("TENSOR_WINOGRAD", "1") != "0"
+WINOGRAD_MIN_TILES = 40
+WINOGRAD_BYTES = 1 << 23  # patches + products per step of a thread (see ``_winograd``)
+
+
+def _use_winograd(n: int, oh: int, ow: int) -> bool:
+    """Winograd pays once there are enough 2x2 output tiles per filter.
+
+    Transforming the filters costs 16 values per (output, input) channel
+    pair, whatever the image size; the products save 20 multiply-adds per
+    pair and tile. With few tiles (ResNet-50's last stage at batch 1 has 16)
+    the filter transform costs more than it saves, and im2col is faster.
+    """
+    return WINOGRAD and n * -(-oh // 2) * -(-ow // 2) >= WINOGRAD_MIN_TILES
+
+
+def _winograd(x: np.ndarray, w: np.ndarray, b, ph: int, pw: int, oh: int, ow: int) -> np.ndarray:
+    """A 3x3, stride-1, undilated, ungrouped conv2d by Winograd's F(2x2, 3x3) (winograd.py).
+
+    The filters are transformed first (BLAS products). Then each thread
+    takes a range of tile rows and, a step of rows at a time, transforms their
+    patches, runs the 16 products (BLAS on one thread) and writes their
+    outputs, bias included, on buffers of its own: the threads meet only at
+    the end. A step's patches and products take at most about
+    ``WINOGRAD_BYTES``, so that they are still in the cache when read again.
+    """
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    th, tw = -(-oh // 2), -(-ow // 2)
+    threads = numba.get_num_threads()
+    _blas.single_threaded_blas()
+    u = _empty((16, o, c), x.dtype)
+    pairs = o * c  # filters to transform, split over the threads when there are many
+    in_ranges(lambda lo, hi: winograd.filters(u, w, lo, hi), pairs,
+              min(threads, max(1, pairs // 16384)))
+    out = _empty((n, o, oh, ow), x.dtype)
+    bias = np.zeros(1, x.dtype) if b is None else np.ascontiguousarray(b, x.dtype)
+
+    # Units (tile rows) per step, so that a step's patches and products stay in the cache.
+    units = n * th
+    step = max(1, WINOGRAD_BYTES // (64 * (c + o) * tw))
+    # A thread each, unless the products are too small to repay the hand-off.
+    parts = min(threads, units) if units * tw * c * o * 16 >= _blas.SPLIT_MIN else 1
+    # One scratch block per thread, from the caching allocator (here, on this thread: it
+    # is not thread-safe): fresh megabytes would fault in page by page on every call.
+    size = min(step, -(-units // parts)) * tw
+    scratch = _empty((parts, 16 * (c + o) * size), x.dtype)
+    part = {units * i // parts: i for i in range(parts)}  # in_ranges' first unit -> part
+
+    def run(lo: int, hi: int) -> None:
+        v, m = np.split(scratch[part[lo]], [16 * c * size])
+        for first in range(lo, hi, step):
+            last = min(hi, first + step)
+            k = (last - first) * tw
+            vk, mk = v[: 16 * c * k].reshape(16, c, k), m[: 16 * o * k].reshape(16, o, k)
+            winograd.patches(vk, x, first, last, th, tw, ph, pw)
+            np.matmul(u, vk, out=mk)
+            winograd.outputs(out, mk, bias, b is not None, first, last, th, tw)
+
+    in_ranges(run, units, parts)
+    return out
+
+
 def conv2d(x, w, b, stride, padding, dilation, groups):
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
     oh, ow = output_hw((h, wd), (kh, kw), stride, padding, dilation)
     x = np.ascontiguousarray(x)
+    if (kh, kw, sh, sw, dh, dw, groups) == (3, 3, 1, 1, 1, 1, 1) and _use_winograd(n, oh, ow):
+        return _winograd(x, np.ascontiguousarray(w), b, ph, pw, oh, ow)
     k = cg * kh * kw
     weight = np.ascontiguousarray(w).reshape(groups, o // groups, k)
     # Each image's product lands directly in its (O, OH*OW) block of the output:

@@ -3,7 +3,9 @@
 conv2d is im2col plus a matrix product: ``im2col`` copies every receptive
 field of one image into one column of a (C*kh*kw, OH*OW) matrix, and the
 backend multiplies the (O, C*kh*kw) weight by it with NumPy's matmul, that
-is BLAS, writing straight into that image's part of the output.
+is BLAS, writing straight into that image's part of the output. (3x3
+stride-1 convolutions with enough output take Winograd's route instead:
+``winograd.py``.)
 
 Copying is only fast when it is contiguous, so im2col works in two steps.
 ``split_phases`` pads each input plane and splits it by *stride phase*:
