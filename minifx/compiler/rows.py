@@ -41,7 +41,6 @@ import math
 import textwrap
 from typing import Any
 
-import numba
 import numpy as np
 
 from tensor.backend import numba_backend
@@ -56,6 +55,7 @@ from .kernel import (
     _to_numpy,
     expression,
     start_kernel,
+    thread_count,
 )
 
 FULL, ROW, COL = "full", "row", "col"  # how a row kernel reads an input
@@ -202,8 +202,9 @@ class RowKernel(FusedKernel):
 
     def __init__(self, name: str, source: str, dtype: np.dtype | str, full: tuple[int, ...],
                  layouts: list[str], out_shape: tuple[int, ...],
-                 reuse: int | None = None, reads: int | None = None) -> None:
-        super().__init__(name, source, dtype, reuse, reads)
+                 reuse: int | None = None, reads: int | None = None,
+                 work: float = 1.0) -> None:
+        super().__init__(name, source, dtype, reuse, reads, work)
         self.full = tuple(full)
         self.layouts = list(layouts)
         self.out_shape = tuple(out_shape)
@@ -216,14 +217,14 @@ class RowKernel(FusedKernel):
         flat_out = out.reshape((rows, n) if self.out_shape == full else (rows,))
         flat_in = [_as_rows(a, how, full) for a, how in zip(arrays[:self.reads], self.layouts)]
         kernel, per_row = self.kernel, [how != COL for how in self.layouts]
-
-        def run(lo: int, hi: int) -> None:
-            kernel(flat_out[lo:hi], n,
-                   *(a[lo:hi] if sliced else a for a, sliced in zip(flat_in, per_row)))
-
-        # Rows split over threads, as the flat kernels split elements.
-        threads = min(numba.get_num_threads(), rows * n // numba_backend.PARALLEL_MIN)
-        numba_backend.in_ranges(run, rows, max(1, threads))
+        threads = thread_count(rows * n, self.work)
+        if threads == 1:
+            kernel(flat_out, n, *flat_in)
+        else:  # rows split over threads, as the flat kernels split elements
+            numba_backend.in_ranges(
+                lambda lo, hi: kernel(flat_out[lo:hi], n, *(
+                    a[lo:hi] if sliced else a for a, sliced in zip(flat_in, per_row))),
+                rows, threads)
         return _from_numpy_like(inputs[0], out)
 
     def __repr__(self) -> str:
@@ -231,5 +232,5 @@ class RowKernel(FusedKernel):
 
     def __reduce__(self) -> tuple:
         return (RowKernel, (self.__name__, self.source, self.dtype.name, self.full,
-                            self.layouts, self.out_shape, self.reuse, self.reads))
+                            self.layouts, self.out_shape, self.reuse, self.reads, self.work))
 # --8<-- [end:row_kernel]
