@@ -20,6 +20,7 @@ the project, not two.
 
 from __future__ import annotations
 
+import inspect
 import linecache
 import math
 import textwrap
@@ -210,8 +211,13 @@ def compile_kernel(name: str, source: str) -> Any:
         # As the tensor kernels: nogil (ranges run on several threads), NumPy's
         # error model (1/0 is inf, and the loop vectorises), and "contract" so
         # that LLVM may fuse each multiply and add of exp's polynomial into an FMA.
-        _COMPILED[source] = numba.njit(nogil=True, error_model="numpy",
-                                       fastmath={"contract"})(namespace[name])
+        # Every function of the source is compiled (a row kernel calls the loop
+        # functions written above it); numba reads their globals at its first call.
+        jit = numba.njit(nogil=True, error_model="numpy", fastmath={"contract"})
+        for key, value in list(namespace.items()):
+            if inspect.isfunction(value) and value.__code__.co_filename == filename:
+                namespace[key] = jit(value)
+        _COMPILED[source] = namespace[name]
     return _COMPILED[source]
 # --8<-- [end:compile_kernel]
 

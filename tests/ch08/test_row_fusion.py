@@ -157,3 +157,18 @@ def test_torch_spellings():
     torch.testing.assert_close(compiled(x, w), f(x, w))
     (node,) = fused(compiled)
     assert isinstance(node.target, RowKernel)
+
+
+def test_each_loop_over_a_row_is_a_function_called_per_row():
+    x = tensor.randn(6, 40)
+    w, b = tensor.randn(40), tensor.randn(40)
+    compiled = check(layer_norm, x, w, b)
+    (node,) = fused(compiled)
+    source = node.target.source
+    assert "def pow_1_loop(pow_1_row, x, mean):" in source  # x: one row of x
+    assert "pow_1_loop(pow_1_row, x[r], mean)" in source
+    # the epilogue gets the row of x, two per-row numbers and the whole of w and b
+    assert "def add_1_loop(out, x, mean, sqrt, w, b):" in source
+    assert "add_1_loop(out[r], x[r], mean, sqrt, w, b)" in source
+    kernel = node.target.kernel
+    assert kernel.py_func.__globals__["add_1_loop"].py_func.__name__ == "add_1_loop"
