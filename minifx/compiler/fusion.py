@@ -210,7 +210,9 @@ def replace_group(graph: Graph, members: list[Node], forms: dict) -> Node:
     for n in members:
         dtypes.update({a: node_dtype(a) for a in forms[n].input_nodes})
     full = next((_reads(forms[n]) for n in members if isinstance(forms[n], Reduction)), None)
-    work = work_per_element([forms[n] for n in members])
+    # (a row kernel's one-number-per-row nodes cost nothing per element)
+    work = work_per_element([forms[n] for n in members if full is None
+                             or isinstance(forms[n], Reduction) or node_shape(n) == full])
     if full is None:  # elementwise only: one flat loop
         name, source, inputs = kernel_source(members, forms, dtypes)
         reuse = reusable_input(graph, members, inputs)
