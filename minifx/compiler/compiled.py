@@ -30,8 +30,16 @@ class TensorSpec(NamedTuple):
     dtype: Any  # tensor.float32 / torch.float32 ...
 
 
+_TENSOR_TYPES: set[type] = set()  # types found to be tensors (a tensor is one by its class)
+
+
 def _is_tensor(value: Any) -> bool:
-    return framework_of(value).is_tensor(value)
+    if type(value) in _TENSOR_TYPES:  # every call of a compiled model asks, per input
+        return True
+    if framework_of(value).is_tensor(value):
+        _TENSOR_TYPES.add(type(value))
+        return True
+    return False
 
 
 def describe(value: Any) -> Hashable:
@@ -79,16 +87,27 @@ class CompiledModel:
                 raise TypeError(f"minifx.compile: {p} in the signature of "
                                 f"{getattr(fn, '__qualname__', fn)}: the inputs must be "
                                 "named parameters, not *args or **kwargs")
+        # A call that passes every parameter by position needs no binding: its
+        # arguments are already the inputs, in order (binding costs ~3 us a call).
+        self._positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                               for p in self._signature.parameters.values())
+        if self._positional != len(self._signature.parameters):
+            self._positional = -1  # keyword-only parameters: always bind
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        inputs = list(bound.arguments.values())
-        key = tuple(describe(v) for v in inputs)
+        arguments = None
+        if kwargs or len(args) != self._positional:
+            bound = self._signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            arguments = bound.arguments
+            args = tuple(arguments.values())
+        key = tuple(map(describe, args))
         compiled = self.cache.get(key)
         if compiled is None:
-            compiled = self.cache[key] = self._compile(bound.arguments, inputs)
-        return compiled(*inputs)
+            if arguments is None:
+                arguments = self._signature.bind(*args).arguments
+            compiled = self.cache[key] = self._compile(arguments, list(args))
+        return compiled(*args)
 
     def _compile(self, arguments: dict[str, Any], inputs: list[Any]) -> Callable[..., Any]:
         """Trace for these inputs, then let the backend turn the graph into a callable."""

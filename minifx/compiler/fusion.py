@@ -31,7 +31,7 @@ from ..graph import Graph
 from ..node import Node
 from ..passes.shape_prop import ShapeProp, TensorMetadata
 from .elementwise import COMPARE, Pointwise, Reduction, as_pointwise, as_reduction
-from .kernel import FusedKernel, kernel_source
+from .kernel import FusedKernel, kernel_source, work_per_element
 from .rows import RowKernel, row_kernel_source, row_shape
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -210,15 +210,19 @@ def replace_group(graph: Graph, members: list[Node], forms: dict) -> Node:
     for n in members:
         dtypes.update({a: node_dtype(a) for a in forms[n].input_nodes})
     full = next((_reads(forms[n]) for n in members if isinstance(forms[n], Reduction)), None)
+    # (a row kernel's one-number-per-row nodes cost nothing per element)
+    work = work_per_element([forms[n] for n in members if full is None
+                             or isinstance(forms[n], Reduction) or node_shape(n) == full])
     if full is None:  # elementwise only: one flat loop
         name, source, inputs = kernel_source(members, forms, dtypes)
         reuse = reusable_input(graph, members, inputs)
-        kernel = FusedKernel(name, source, dtypes[last], reuse)
+        kernel = FusedKernel(name, source, dtypes[last], reuse, work=work)
     else:  # around reductions: row by row
         shapes = {n: node_shape(n) for n in dtypes}
         name, source, inputs, layouts = row_kernel_source(members, forms, dtypes, shapes, full)
         reuse = reusable_input(graph, members, inputs)
-        kernel = RowKernel(name, source, dtypes[last], full, layouts, shapes[last], reuse)
+        kernel = RowKernel(name, source, dtypes[last], full, layouts, shapes[last], reuse,
+                           work=work)
     with graph.inserting_before(last):
         fused = graph.create_node("call_function", kernel, tuple(inputs),
                                   name=name.removeprefix("fused_"))

@@ -20,12 +20,16 @@ the project, not two.
 
 from __future__ import annotations
 
+import inspect
 import linecache
 import math
 import textwrap
 from typing import Any
 
+import numba
 import numpy as np
+
+from tensor.backend import _allocator, numba_backend
 
 from .._framework import framework_of
 from ..namespace import Namespace
@@ -207,34 +211,77 @@ def compile_kernel(name: str, source: str) -> Any:
         # As the tensor kernels: nogil (ranges run on several threads), NumPy's
         # error model (1/0 is inf, and the loop vectorises), and "contract" so
         # that LLVM may fuse each multiply and add of exp's polynomial into an FMA.
-        _COMPILED[source] = numba.njit(nogil=True, error_model="numpy",
-                                       fastmath={"contract"})(namespace[name])
+        # Every function of the source is compiled (a row kernel calls the loop
+        # functions written above it); numba reads their globals at its first call.
+        jit = numba.njit(nogil=True, error_model="numpy", fastmath={"contract"})
+        for key, value in list(namespace.items()):
+            if inspect.isfunction(value) and value.__code__.co_filename == filename:
+                namespace[key] = jit(value)
+        _COMPILED[source] = namespace[name]
     return _COMPILED[source]
 # --8<-- [end:compile_kernel]
 
 
+_FRAMEWORKS: dict[type, Any] = {}  # tensor type -> its framework adapter
+
+
+def _framework(value: Any) -> Any:
+    """``framework_of(value)``, remembered per type: every kernel call asks it
+    for each input, and a type's library never changes."""
+    framework = _FRAMEWORKS.get(type(value))
+    if framework is None:
+        framework = _FRAMEWORKS[type(value)] = framework_of(value)
+    return framework
+
+
 def _to_numpy(value: Any) -> np.ndarray:
-    return framework_of(value).to_numpy(value)
+    return _framework(value).to_numpy(value)
 
 
 def _from_numpy_like(value: Any, array: np.ndarray) -> Any:
     """``array`` as a tensor of the same library as ``value``."""
-    return framework_of(value).from_numpy(array)
+    return _framework(value).from_numpy(array)
 
 
 def _output(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """The kernel's output: from the tensor library's caching allocator, which
     hands back a freed block of the same size (no page faults on first touch)."""
-    from tensor.backend._allocator import empty
-
-    return empty(shape, dtype)
+    return _allocator.empty(shape, dtype)
 
 
-def _in_parallel(run: Any, n: int) -> None:
-    """The tensor library's split of [0, n) over its threads (one range when small)."""
-    from tensor.backend.numba_backend import in_parallel
+# --8<-- [start:threads]
+# What one element of an operation adds to a kernel's time, in copies of one
+# float32 element (a read and a write), measured on a one-thread loop of that
+# operation alone at 1e5 elements (a copy took 17 us, exp 56, sigmoid 74). Plain
+# arithmetic hides under the memory traffic. log and a non-integer pow call
+# libm once per element and do not vectorise.
+EXTRA_WORK = {"exp": 2.3, "sigmoid": 3.3, "tanh": 4.9, "log": 40.0, "pow": 58.0,
+              "sqrt": 0.2, "rsqrt": 1.0, "div": 0.5, "amax": 1.3, "sum": 0.3, "mean": 0.3}
 
-    in_parallel(run, n)
+
+def work_per_element(forms: list[Any]) -> float:
+    """The cost of one element of a kernel made of ``forms``, in copies: 1 for
+    the memory traffic, plus what each operation adds (``EXTRA_WORK``)."""
+    work = 1.0
+    for form in forms:
+        if form.op == "pow" and not isinstance(form.operands[1], Node) \
+                and _small_integer(form.operands[1]) is not None:
+            continue  # a few multiplications
+        work += EXTRA_WORK.get(form.op, 0.0)
+    return work
+
+
+def thread_count(elements: int, work: float) -> int:
+    """How many threads a kernel over ``elements`` elements of ``work`` each
+    uses: the tensor library's rule for a copy (one thread per ``PARALLEL_MIN``
+    elements, as handing a range to a thread has a fixed cost), applied to the
+    copies' worth of work the kernel does. Softmax splits at a fifth of the
+    size at which an add does."""
+    copies = int(elements * work)
+    if copies < 2 * numba_backend.PARALLEL_MIN:
+        return 1  # (without asking numba: get_num_threads costs a microsecond)
+    return max(1, min(numba.get_num_threads(), copies // numba_backend.PARALLEL_MIN))
+# --8<-- [end:threads]
 
 
 def flat_operand(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -258,12 +305,14 @@ class FusedKernel:
     """
 
     def __init__(self, name: str, source: str, dtype: np.dtype | str,
-                 reuse: int | None = None, reads: int | None = None) -> None:
+                 reuse: int | None = None, reads: int | None = None,
+                 work: float = 1.0) -> None:
         self.__name__ = name
         self.source = source
         self.dtype = np.dtype(dtype)
         self.reuse = reuse  # the input whose buffer may take the result (fusion.reusable_input)
         self.reads = reads  # inputs the kernel reads; any after them are spare buffers
+        self.work = work  # cost of one element, in copies (``work_per_element``): threads
         self.kernel = compile_kernel(name, source)
 
     def take_buffer(self, arrays: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
@@ -277,17 +326,23 @@ class FusedKernel:
 
     def __call__(self, *inputs: Any) -> Any:
         arrays = [_to_numpy(t) for t in inputs]
-        read = arrays[:self.reads]
-        shape = read[0].shape if len(read) == 1 else np.broadcast_shapes(
-            *(a.shape for a in read))
+        read = arrays if self.reads is None else arrays[:self.reads]
+        shape = read[0].shape
+        if any(a.shape != shape for a in read):
+            shape = np.broadcast_shapes(*(a.shape for a in read))
         out = self.take_buffer(arrays, shape)
         flat_out = out.reshape(-1)
         flat_in = [flat_operand(a, shape) for a in read]
         kernel = self.kernel
-        # The kernel releases the GIL: large outputs are split in ranges run on
-        # a few threads, each range a slice of every flat operand.
-        _in_parallel(lambda lo, hi: kernel(flat_out[lo:hi], *(a[lo:hi] for a in flat_in)),
-                     flat_out.size)
+        threads = thread_count(flat_out.size, self.work)
+        if threads == 1:
+            kernel(flat_out, *flat_in)
+        else:
+            # The kernel releases the GIL: large outputs are split in ranges run
+            # on a few threads, each range a slice of every flat operand.
+            numba_backend.in_ranges(
+                lambda lo, hi: kernel(flat_out[lo:hi], *(a[lo:hi] for a in flat_in)),
+                flat_out.size, threads)
         return _from_numpy_like(inputs[0], out)
 
     def __repr__(self) -> str:
@@ -302,6 +357,6 @@ class FusedKernel:
     def __reduce__(self) -> tuple:
         """Pickle and deepcopy by source: the copy compiles it again (or finds it cached)."""
         return (FusedKernel, (self.__name__, self.source, self.dtype.name, self.reuse,
-                              self.reads))
+                              self.reads, self.work))
 # --8<-- [end:fused_kernel]
 

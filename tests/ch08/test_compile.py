@@ -224,3 +224,28 @@ def test_compiled_model_pickles_without_its_cache_being_required():
     expected = compiled(x)
     clone = pickle.loads(pickle.dumps(compiled))
     assert_close(clone(x), expected)
+
+
+def test_positional_calls_skip_binding_and_share_the_entry_of_bound_calls():
+    def scaled(x, y, alpha=2.0):
+        return x * alpha + y
+
+    def keyword_only(x, *, alpha=2.0):
+        return x * alpha
+
+    backend = CountingBackend()
+    compiled = minifx.compile(scaled, backend=backend)
+    x, y = tensor.randn(2, 3), tensor.randn(2, 3)
+    assert_close(compiled(x, y, 2.0), scaled(x, y))  # every parameter by position
+    assert_close(compiled(x, y), scaled(x, y))  # the default filled in: the same entry
+    assert_close(compiled(x, y=y, alpha=2.0), scaled(x, y))
+    assert len(backend.calls) == 1 and len(compiled.cache) == 1
+    (gm, example), = backend.calls
+    assert len(example) == 3 and example[2] == 2.0
+
+    compiled = minifx.compile(keyword_only, backend=backend)
+    assert_close(compiled(x), keyword_only(x))  # one positional, one keyword-only default
+    assert_close(compiled(x, alpha=3.0), keyword_only(x, alpha=3.0))
+    assert len(compiled.cache) == 2
+    with pytest.raises(TypeError):
+        compiled(x, 3.0)  # as the model: alpha cannot be passed by position

@@ -7,6 +7,7 @@ here reuse a few chains (the same node names give the same source).
 
 import copy
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -238,3 +239,32 @@ def test_every_operation_in_one_kernel_against_torch():
                   "x[i] == x[i]", "x[i] != y[i]", "scalar.exp(", "scalar.sigmoid(x[i])",
                   "scalar.relu(", "scalar.sqrt(", "scalar.tanh(", "scalar.absolute(y[i])"):
         assert piece in source, piece
+
+
+def test_threads_follow_the_work_of_each_element():
+    """A sigmoid kernel costs a few copies per element, so it splits over threads
+    at a smaller size than a plain add; both split results equal eager."""
+
+    chain = minifx.compile(sigmoid_mul_add, backend="numba")
+    x, y = tensor.randn(300, 1000), tensor.randn(300, 1000)
+    assert_close(chain(x, y), sigmoid_mul_add(x, y))
+    (fused,) = fused_nodes(only_entry(chain))
+    work = fused.target.work
+    assert work == pytest.approx(1.0 + kernel.EXTRA_WORK["sigmoid"])  # mul, add: nothing extra
+    minimum = kernel.numba_backend.PARALLEL_MIN
+    assert kernel.thread_count(minimum, 1.0) == 1
+    assert kernel.thread_count(int(2 * minimum / work) + 1, work) == min(
+        2, kernel.numba.get_num_threads())
+    assert kernel.thread_count(int(2 * minimum / work) - 1, work) == 1
+    assert copy.deepcopy(fused.target).work == work  # pickled with the kernel
+
+
+def test_integer_powers_cost_nothing_extra_and_a_float_power_does():
+    def powers(x):
+        return (x ** 2 + 1) ** 0.5
+
+    compiled = minifx.compile(powers, backend="numba")
+    x = tensor.randn(50)
+    assert_close(compiled(x), powers(x))
+    (fused,) = fused_nodes(only_entry(compiled))
+    assert fused.target.work == pytest.approx(1.0 + kernel.EXTRA_WORK["pow"])

@@ -157,3 +157,31 @@ def test_torch_spellings():
     torch.testing.assert_close(compiled(x, w), f(x, w))
     (node,) = fused(compiled)
     assert isinstance(node.target, RowKernel)
+
+
+def test_each_loop_over_a_row_is_a_function_called_per_row():
+    x = tensor.randn(6, 40)
+    w, b = tensor.randn(40), tensor.randn(40)
+    compiled = check(layer_norm, x, w, b)
+    (node,) = fused(compiled)
+    source = node.target.source
+    assert "def pow_1_loop(pow_1_row, x, mean):" in source  # x: one row of x
+    assert "pow_1_loop(pow_1_row, x[r], mean)" in source
+    # the epilogue gets the row of x, two per-row numbers and the whole of w and b
+    assert "def add_1_loop(out, x, mean, sqrt, w, b):" in source
+    assert "add_1_loop(out[r], x[r], mean, sqrt, w, b)" in source
+    kernel = node.target.kernel
+    assert kernel.py_func.__globals__["add_1_loop"].py_func.__name__ == "add_1_loop"
+
+
+def test_work_counts_what_runs_per_element_not_per_row():
+    from minifx.compiler.kernel import EXTRA_WORK
+
+    x = tensor.randn(5, 30)
+    w, b = tensor.randn(30), tensor.randn(30)
+    (node,) = fused(check(layer_norm, x, w, b))
+    # two means and a division per element; the sqrt is one number per row
+    assert node.target.work == pytest.approx(1.0 + 2 * EXTRA_WORK["mean"] + EXTRA_WORK["div"])
+    (node,) = fused(check(softmax, x))
+    assert node.target.work == pytest.approx(
+        1.0 + sum(EXTRA_WORK[op] for op in ("amax", "exp", "sum", "div")))
