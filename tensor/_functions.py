@@ -336,14 +336,21 @@ def _is_bool(x) -> bool:
 
 def binary_op(op: str, input, other) -> Tensor:
     """Run backend binary op `op` with torch's promotion and broadcasting checks."""
-    if type(other) is _Tensor_new and type(input) is _Tensor_new:  # the hottest case, first
-        a, b = input._array, other._array
-        if a.dtype is b.dtype and op in _FAST_OPS.get(a.dtype.kind, ()):
-            if a.shape != b.shape:
-                broadcast_shapes(op, a.shape, b.shape)
-            result = _new_tensor(_Tensor_new)
-            result._array = _backend._active.binary(op, a, b)
-            return result
+    if type(input) is _Tensor_new:  # the hottest cases first: x + y and x * 2.0
+        a, kind = input._array, type(other)
+        if kind is _Tensor_new:
+            b = other._array
+            if a.dtype is b.dtype and op in _FAST_OPS.get(a.dtype.kind, ()):
+                if a.shape != b.shape:
+                    broadcast_shapes(op, a.shape, b.shape)
+                result = _new_tensor(_Tensor_new)
+                result._array = _backend._active.binary(op, a, b)
+                return result
+        elif (kind is float and a.dtype.kind == "f") or (kind is int and a.dtype.kind in "if"):
+            if op in _FAST_OPS[a.dtype.kind]:  # the number takes the tensor's dtype
+                result = _new_tensor(_Tensor_new)
+                result._array = _backend._active.binary(op, a, a.dtype.type(other))
+                return result
     np_dtype = _fast_dtype(input, other)
     if np_dtype is not None and op in _FAST_OPS.get(np_dtype.kind, ()):
         result = _new_tensor(_Tensor_new)

@@ -198,42 +198,49 @@ def in_ranges(run, n: int, k: int) -> None:
 # ---- elementwise -------------------------------------------------------------
 # The fast paths below are what a call of a few thousand elements pays for:
 # they avoid every Python step that does not change the answer (no
-# broadcast views, no coalescing, no list of arguments for a contiguous
-# operand, no thread split below PARALLEL_MIN). A Python scalar stays a
-# scalar all the way into the kernel (``scalar_kernel``). Each op runs its own
-# kernel, built from the op table's scalar function on first use.
-_LENGTHS: dict[int, np.ndarray] = {}
+# broadcast views, no coalescing, no thread split below PARALLEL_MIN), and a
+# contiguous operand goes to the short-call kernels (``flat_*_kernel``: the
+# arrays and the range, five arguments where the strided kernels take ten).
+# A Python scalar stays a scalar all the way into the kernel. Each op runs its
+# own kernels, built from the op table's scalar function on first use.
+def _kernel_of(table: dict, factory, *key):
+    """``factory(*key)``, remembered in ``table``: a dict lookup per call, no more."""
+    kernel = table.get(key)
+    if kernel is None:
+        kernel = table[key] = factory(*key)
+    return kernel
 
 
-def _length(n: int) -> np.ndarray:
-    """The coalesced shape ``[n]`` of a contiguous operand, made once per length."""
-    shape = _LENGTHS.get(n)
-    if shape is None:
-        if len(_LENGTHS) > 4096:
-            _LENGTHS.clear()
-        shape = _LENGTHS[n] = np.array([n], np.int64)
-    return shape
+_MAPS: dict = {}
+_ZIPS: dict = {}
+_SCALARS: dict = {}
 
 
-def _flat_operand(x: np.ndarray):
-    """(coalesced shape, storage, offset, strides) of one operand over its own shape."""
-    if x.flags.c_contiguous:
-        return _length(x.size), (x if x.ndim == 1 else x.reshape(-1)), 0, _UNIT_STRIDE
-    storage, offset, strides = storage_of(x)
-    shape, strides = coalesce(x.shape, strides)
-    return shape, storage, offset, strides
-
-
-def _over_one(kernel, x: np.ndarray, out_dtype: np.dtype, *extra) -> np.ndarray:
-    """``kernel`` over every element of ``x`` (any strides) into a new contiguous output."""
+def _over_one(op: str, x: np.ndarray, out_dtype: np.dtype, *scalar) -> np.ndarray:
+    """Unary ``op`` (or ``op`` with a scalar: ``scalar`` is ``(value, scalar_left)``)
+    over every element of ``x`` (any strides) into a new contiguous output."""
     out = np.empty(x.shape, out_dtype) if x.size < _POOLED else _empty(x.shape, out_dtype)
     o = out if out.ndim == 1 else out.reshape(-1)
-    shape, storage, offset, strides = _flat_operand(x)
     n = o.size
-    if n < _SPLIT:
-        kernel(o, 0, n, shape, storage, offset, strides, *extra)
+    extra = scalar[:1]
+    if x.flags.c_contiguous:  # the short call: the arrays and the range
+        if scalar:
+            kernel = _kernel_of(_SCALARS, ew.flat_scalar_kernel, _SCALAR[op], scalar[1])
+        else:
+            kernel = _kernel_of(_MAPS, ew.flat_map_kernel, _SCALAR[op])
+        a = x if x.ndim == 1 else x.reshape(-1)
+        if n < _SPLIT:
+            kernel(o, a, *extra, 0, n)
+        else:
+            in_parallel(lambda lo, hi: kernel(o, a, *extra, lo, hi), n)
+        return out
+    if scalar:
+        kernel = ew.scalar_kernel(_SCALAR[op], scalar[1])
     else:
-        in_parallel(lambda lo, hi: kernel(o, lo, hi, shape, storage, offset, strides, *extra), n)
+        kernel = ew.map_kernel(_SCALAR[op])
+    storage, offset, strides = storage_of(x)
+    shape, strides = coalesce(x.shape, strides)
+    in_parallel(lambda lo, hi: kernel(o, lo, hi, shape, storage, offset, strides, *extra), n)
     return out
 
 
@@ -243,7 +250,7 @@ def unary(op: str, a: np.ndarray) -> np.ndarray:
     x = _compute(a)
     if x.dtype.kind != "f" and op in FLOAT_ONLY:
         raise TypeError(f"numba backend: unary {op!r} is not defined for {a.dtype}")
-    return _finish(_over_one(ew.map_kernel(_SCALAR[op]), x, x.dtype), a.dtype)
+    return _finish(_over_one(op, x, x.dtype), a.dtype)
 
 
 def _with_scalar(op: str, x: np.ndarray, value, scalar_left: bool) -> np.ndarray:
@@ -252,10 +259,9 @@ def _with_scalar(op: str, x: np.ndarray, value, scalar_left: bool) -> np.ndarray
     dtype = x.dtype
     x = _compute(x)
     c = float(value) if x.dtype.kind == "f" else int(value)
-    kernel = ew.scalar_kernel(_SCALAR[op], scalar_left)
     if op in _COMPARE:
-        return _over_one(kernel, x, _BOOL, c)
-    return _finish(_over_one(kernel, x, x.dtype, c), dtype)
+        return _over_one(op, x, _BOOL, c, scalar_left)
+    return _finish(_over_one(op, x, x.dtype, c, scalar_left), dtype)
 
 
 def _zip(op: str, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
@@ -273,22 +279,23 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """A binary op or a comparison (``compare`` is this function): the common case first,
     a Python scalar kept a scalar, NumPy for tiny inputs, else the broadcasting kernel."""
     shape = a.shape
-    if (shape == b.shape and a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous
-            and b.flags.c_contiguous and (n := a.size) > SMALL):
-        # The common case, lean: same shape, contiguous, a kernel dtype.
-        kernel = ew.zip_kernel(_SCALAR[op])
+    if (a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous and (n := a.size) > SMALL
+            and (b.ndim == 0 or (shape == b.shape and b.flags.c_contiguous))):
+        # The common cases, lean: a contiguous array of a kernel dtype, and an
+        # array of its shape or a 0-d value (``x * 2.0``), kept a Python number.
         dtype = _BOOL if op in _COMPARE else a.dtype
         out = np.empty(shape, dtype) if n < _POOLED else _empty(shape, dtype)
-        if len(shape) != 1:
-            o, a, b = out.reshape(-1), a.reshape(-1), b.reshape(-1)
+        o, x = (out, a) if len(shape) == 1 else (out.reshape(-1), a.reshape(-1))
+        if b.ndim == 0:
+            kernel = _kernel_of(_SCALARS, ew.flat_scalar_kernel, _SCALAR[op], False)
+            y = float(b) if a.dtype.kind == "f" else int(b)
         else:
-            o = out
-        length = _length(n)
+            kernel = _kernel_of(_ZIPS, ew.flat_zip_kernel, _SCALAR[op])
+            y = b if len(shape) == 1 else b.reshape(-1)
         if n < _SPLIT:
-            kernel(o, 0, n, length, a, 0, _UNIT_STRIDE, b, 0, _UNIT_STRIDE)
+            kernel(o, x, y, 0, n)
         else:
-            in_parallel(lambda lo, hi: kernel(o, lo, hi, length, a, 0, _UNIT_STRIDE,
-                                              b, 0, _UNIT_STRIDE), n)
+            in_parallel(lambda lo, hi: kernel(o, x, y, lo, hi), n)
         return out
     if b.ndim == 0 and a.size > SMALL:
         return _with_scalar(op, a, b, False)

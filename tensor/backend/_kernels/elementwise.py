@@ -163,6 +163,62 @@ def scalar_kernel(fn: str, scalar_left: bool):
     return scalar_range
 
 
+# ---- contiguous operands: the short call --------------------------------------
+# At a few thousand elements numba's dispatcher, which checks the type of
+# every argument on every call, costs as much as the loop: the strided kernels
+# above take ten arguments. When every operand is already contiguous and of
+# the output's shape (the common case) these kernels take only the arrays and
+# the range. The loops are the same ones, without the block walk, and each
+# runs over slices from 0: a loop over ``range(lo, hi)`` indexing the whole
+# arrays would not vectorise (numba must allow for a negative index wrapping
+# around), and ran five times slower.
+@functools.cache
+def flat_map_kernel(fn: str):
+    """``map_kernel`` for a contiguous operand: ``out[lo:hi] = fn(a[lo:hi])``."""
+    with keyed_by_every_kernel_source():
+
+        @njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+        def map_flat(out, a, lo, hi):
+            o, x = out[lo:hi], a[lo:hi]
+            for j in range(o.size):
+                o[j] = apply(fn, x[j])
+
+    return map_flat
+
+
+@functools.cache
+def flat_zip_kernel(fn: str):
+    """``zip_kernel`` for contiguous operands of the output's shape."""
+    with keyed_by_every_kernel_source():
+
+        @njit(cache=True, nogil=True, error_model="numpy")
+        def zip_flat(out, a, b, lo, hi):
+            o, x, y = out[lo:hi], a[lo:hi], b[lo:hi]
+            for j in range(o.size):
+                o[j] = apply(fn, x[j], y[j])
+
+    return zip_flat
+
+
+@functools.cache
+def flat_scalar_kernel(fn: str, scalar_left: bool):
+    """``scalar_kernel`` for a contiguous operand."""
+    with keyed_by_every_kernel_source():
+
+        @njit(cache=True, nogil=True, error_model="numpy")
+        def scalar_flat(out, a, value, lo, hi):
+            c = _as_dtype_of(a, value)
+            o, x = out[lo:hi], a[lo:hi]
+            if scalar_left:
+                for j in range(o.size):
+                    o[j] = apply(fn, c, x[j])
+            else:
+                for j in range(o.size):
+                    o[j] = apply(fn, x[j], c)
+
+    return scalar_flat
+
+
 @njit(cache=True, nogil=True)
 def where_range(out, lo, hi, shape, c, c_off, c_strides, a, a_off, a_strides, b, b_off, b_strides):
     """``c ? a : b`` on output elements [lo, hi)."""
@@ -178,10 +234,11 @@ def where_range(out, lo, hi, shape, c, c_off, c_strides, a, a_off, a_strides, b,
 @njit(cache=True, nogil=True)
 def clamp_range(out, lo, hi, a, low, high, has_low, has_high):
     """clamp on a contiguous array, elements [lo, hi); NaN stays NaN, as in torch."""
-    for k in range(lo, hi):
-        x = a[k]
+    o, v = out[lo:hi], a[lo:hi]  # slices from 0, so that the loop vectorises
+    for k in range(o.size):
+        x = v[k]
         if has_low and x < low:
             x = low
         if has_high and x > high:
             x = high
-        out[k] = x
+        o[k] = x
