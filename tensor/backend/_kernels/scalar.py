@@ -86,10 +86,10 @@ def exp32(x):
     return y * scale1 * scale2
 
 
-
-# log32 moves the mantissa of x into [sqrt(1/2), sqrt(2)) by adding this to
-# the bits (a mantissa at or above sqrt(2) carries into the exponent field),
-# then puts the exponent field of 1.0's neighbour sqrt(1/2) back under it.
+# log32 adds _TO_SQRT_HALF to the bits of x, read as an int32, so that a
+# mantissa at or above sqrt(2) carries into the exponent field; the low 23
+# bits, put under the exponent field of sqrt(1/2), then give m in
+# [sqrt(1/2), sqrt(2)).
 _SQRT_HALF_BITS = np.int32(0x3F3504F3)
 _TO_SQRT_HALF = np.int32(0x3F800000 - 0x3F3504F3)
 _MANTISSA = np.int32(0x007FFFFF)
@@ -137,6 +137,7 @@ def log32(x):
     r = r if x < np.float32(np.inf) else x  # inf -> inf, nan -> nan
     r = np.float32(-np.inf) if x == np.float32(0.0) else r  # both zeros
     return np.float32(np.nan) if x < np.float32(0.0) else r
+
 
 @njit(inline="always")
 def tanh32(x):
