@@ -17,7 +17,13 @@ Each row says what the rest of the library needs to know about one op:
   ``__radd__`` when reflected); ``torch_passes_method``: torch hands the
   operator to ``__torch_function__`` as the named method (``x + y`` arrives
   as ``Tensor.add``), which is how torch.fx records it;
-- ``method`` / ``public``: whether ``Tensor.<name>`` / ``tensor.<name>`` exist.
+- ``method`` / ``public``: whether ``Tensor.<name>`` / ``tensor.<name>`` exist;
+- ``work``: what one element costs beyond reading and writing it, in copies
+  of an element (float32, one thread, data in cache; measured with the numba
+  kernels: a copy of 1e5 elements took 17 us, an exp 56, so exp's work is
+  2.3). The numba backend
+  and the compiler split an op over threads from a size that falls as its
+  work grows: a range handed to a thread must be worth the hand-off.
 
 What derives from it: both backends' op tuples and the NumPy backend's
 functions, the numba kernels (one per op, built around its scalar function),
@@ -85,6 +91,7 @@ class Op:
     torch_passes_method: bool = True
     method: bool = True
     public: bool = True
+    work: float = 0.0
 
 
 F, N, I, A = "float", "numeric", "int", "all"  # noqa: E741 (the dtypes column, short)
@@ -93,23 +100,26 @@ OPS: tuple[Op, ...] = (
     Op("neg", "unary", np.negative, N, "-input, elementwise.", operator="__neg__"),
     Op("abs", "unary", np.abs, N, "|input|, elementwise.", "absolute", "__abs__",
        torch_passes_method=False),
-    Op("exp", "unary", _quiet(np.exp), F, "e ** input, elementwise (ints become float32)."),
-    Op("log", "unary", _quiet(np.log), F, "Natural logarithm, elementwise."),
-    Op("sqrt", "unary", _quiet(np.sqrt), F, "Square root, elementwise."),
-    Op("rsqrt", "unary", _quiet(lambda a: 1.0 / np.sqrt(a)), F, "1 / sqrt(input), elementwise."),
-    Op("sigmoid", "unary", _sigmoid, F, "1 / (1 + exp(-input)), elementwise."),
-    Op("tanh", "unary", np.tanh, F, "Hyperbolic tangent, elementwise."),
+    Op("exp", "unary", _quiet(np.exp), F, "e ** input, elementwise (ints become float32).",
+       work=2.3),
+    Op("log", "unary", _quiet(np.log), F, "Natural logarithm, elementwise.", work=3.2),
+    Op("sqrt", "unary", _quiet(np.sqrt), F, "Square root, elementwise.", work=0.2),
+    Op("rsqrt", "unary", _quiet(lambda a: 1.0 / np.sqrt(a)), F, "1 / sqrt(input), elementwise.",
+       work=1.0),
+    Op("sigmoid", "unary", _sigmoid, F, "1 / (1 + exp(-input)), elementwise.", work=3.3),
+    Op("tanh", "unary", np.tanh, F, "Hyperbolic tangent, elementwise.", work=4.9),
     Op("relu", "unary", lambda a: np.maximum(a, 0), N, "max(input, 0), elementwise."),
-    Op("gelu", "unary", _gelu, F, method=False, public=False),  # tensor.nn.functional.gelu
+    Op("gelu", "unary", _gelu, F, method=False, public=False,  # tensor.nn.functional.gelu
+       work=4.9),
     Op("add", "binary", np.add, N, "input + alpha * other.", operator="__add__", reflected=True),
     Op("sub", "binary", np.subtract, N, "input - alpha * other.", operator="__sub__",
        reflected=True),
     Op("mul", "binary", np.multiply, N, "input * other, broadcasting.", operator="__mul__",
        reflected=True),
     Op("div", "binary", _quiet(np.true_divide), N, "input / other (true division: integers "
-       "give float32).", operator="__truediv__", reflected=True),
+       "give float32).", operator="__truediv__", reflected=True, work=0.5),
     Op("pow", "binary", _quiet(np.power), N, "input ** exponent, broadcasting.", "pow_",
-       "__pow__", reflected=True),
+       "__pow__", reflected=True, work=26.0),  # libm's powf, a call per element
     Op("maximum", "binary", np.maximum, N, "The larger of two tensors, elementwise (NaN wins)."),
     Op("minimum", "binary", np.minimum, N, "The smaller of two tensors, elementwise (NaN wins)."),
     Op("bitwise_and", "binary", np.bitwise_and, I, "input & other for bool and int tensors.",
@@ -126,9 +136,9 @@ OPS: tuple[Op, ...] = (
     Op("ne", "compare", np.not_equal, A, "input != other, elementwise, as bool.",
        operator="__ne__"),
     # The ufuncs' own reduce methods: what np.sum and np.max call, minus their Python layer.
-    Op("sum", "reduce", np.add.reduce, A),
-    Op("mean", "reduce", _mean, F),
-    Op("amax", "reduce", np.maximum.reduce, A),
+    Op("sum", "reduce", np.add.reduce, A, work=0.3),
+    Op("mean", "reduce", _mean, F, work=0.3),
+    Op("amax", "reduce", np.maximum.reduce, A, work=0.4),
     Op("amin", "reduce", np.minimum.reduce, A),
     # Written by hand in _functions.py; the rows give their methods and operators.
     Op("clamp", "other", None, N),

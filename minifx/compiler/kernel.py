@@ -29,6 +29,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from tensor._ops import OPS
 from tensor.backend import _allocator, numba_backend
 
 from .._framework import framework_of
@@ -251,12 +252,11 @@ def _output(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
 
 # --8<-- [start:threads]
 # What one element of an operation adds to a kernel's time, in copies of one
-# float32 element (a read and a write), measured on a one-thread loop of that
-# operation alone at 1e5 elements (a copy took 17 us, exp 56, sigmoid 74). Plain
-# arithmetic hides under the memory traffic. log and a non-integer pow call
-# libm once per element and do not vectorise.
-EXTRA_WORK = {"exp": 2.3, "sigmoid": 3.3, "tanh": 4.9, "log": 40.0, "pow": 58.0,
-              "sqrt": 0.2, "rsqrt": 1.0, "div": 0.5, "amax": 1.3, "sum": 0.3, "mean": 0.3}
+# float32 element (a read and a write): the op table's ``work`` column
+# (tensor/_ops.py), measured on a one-thread loop of that operation alone at
+# 1e5 elements (a copy took 17 us, exp 56, sigmoid 74). Plain arithmetic hides
+# under the memory traffic; a non-integer pow calls libm once per element.
+EXTRA_WORK = {op.name: op.work for op in OPS if op.work}  # the op table's column
 
 
 def work_per_element(forms: list[Any]) -> float:

@@ -37,6 +37,7 @@ from .._ops import (  # noqa: F401  (the op tuples: part of the backend interfac
     BINARY_OPS,
     COMPARE_OPS,
     FLOAT_ONLY,
+    OPS,
     REDUCE_OPS,
     UNARY_OPS,
     scalar_name,
@@ -177,13 +178,19 @@ _SPLIT = 2 * PARALLEL_MIN  # below this no output is split, whatever the thread 
 _POOLED = 1 << 16  # elements from which outputs come from the caching allocator
 
 
-def in_parallel(run, n: int) -> None:
+# What one element of each op costs, in copies of an element (the op table's
+# ``work``, plus the copy itself): an exp splits at a smaller size than an add.
+_COST = {op.name: 1.0 + op.work for op in OPS}
+
+
+def in_parallel(run, n: int, cost: float = 1.0) -> None:
     """Call ``run(lo, hi)`` on ranges covering [0, n), on numba's thread count.
 
     The elementwise kernels release the GIL, so plain Python threads run
-    them in parallel; one thread is enough below ``PARALLEL_MIN`` per thread.
+    them in parallel; one thread is enough below ``PARALLEL_MIN`` copies'
+    worth of work per thread, ``cost`` copies per element.
     """
-    in_ranges(run, n, min(numba.get_num_threads(), n // PARALLEL_MIN))
+    in_ranges(run, n, min(numba.get_num_threads(), int(n * cost) // PARALLEL_MIN))
 
 
 def in_ranges(run, n: int, k: int) -> None:
@@ -229,10 +236,11 @@ def _over_one(op: str, x: np.ndarray, out_dtype: np.dtype, *scalar) -> np.ndarra
         else:
             kernel = _kernel_of(_MAPS, ew.flat_map_kernel, _SCALAR[op])
         a = x if x.ndim == 1 else x.reshape(-1)
-        if n < _SPLIT:
+        cost = _COST[op]
+        if n * cost < _SPLIT:
             kernel(o, a, *extra, 0, n)
         else:
-            in_parallel(lambda lo, hi: kernel(o, a, *extra, lo, hi), n)
+            in_parallel(lambda lo, hi: kernel(o, a, *extra, lo, hi), n, cost)
         return out
     if scalar:
         kernel = ew.scalar_kernel(_SCALAR[op], scalar[1])
@@ -240,7 +248,8 @@ def _over_one(op: str, x: np.ndarray, out_dtype: np.dtype, *scalar) -> np.ndarra
         kernel = ew.map_kernel(_SCALAR[op])
     storage, offset, strides = storage_of(x)
     shape, strides = coalesce(x.shape, strides)
-    in_parallel(lambda lo, hi: kernel(o, lo, hi, shape, storage, offset, strides, *extra), n)
+    in_parallel(lambda lo, hi: kernel(o, lo, hi, shape, storage, offset, strides, *extra), n,
+                _COST[op])
     return out
 
 
@@ -292,10 +301,11 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         else:
             kernel = _kernel_of(_ZIPS, ew.flat_zip_kernel, _SCALAR[op])
             y = b if len(shape) == 1 else b.reshape(-1)
-        if n < _SPLIT:
+        cost = _COST[op]
+        if n * cost < _SPLIT:
             kernel(o, x, y, 0, n)
         else:
-            in_parallel(lambda lo, hi: kernel(o, x, y, lo, hi), n)
+            in_parallel(lambda lo, hi: kernel(o, x, y, lo, hi), n, cost)
         return out
     if b.ndim == 0 and a.size > SMALL:
         return _with_scalar(op, a, b, False)
