@@ -482,6 +482,10 @@ def simple_table(group: str, table: dict, busy: bool = False) -> list[str]:
     sides = GROUP_SIDES[group]
     has_thp = "torch THP" in sides
     head = ["case", *sides, "tensor / torch"] + (["tensor / torch THP"] if has_thp else [])
+    # Python-scalar operands against a tensor operand: the issue asks them as fast.
+    against_tensor = group == "scalars"
+    if against_tensor:
+        head.append("tensor / tensor x * y")
     head.append("target")
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 2) + "|---|"]
     for case in dict.fromkeys(c for c, _ in table):
@@ -490,6 +494,9 @@ def simple_table(group: str, table: dict, busy: bool = False) -> list[str]:
         cells = [case, *(fmt(t[s]) for s in sides), ratio(t["tensor"], t["torch"])]
         if has_thp:
             cells.append(ratio(t["tensor"], t["torch THP"]))
+        if against_tensor:
+            size = case.split(", ")[1]
+            cells.append(ratio(t["tensor"], med(table.get((f"x * y, {size}", "tensor")))))
         goal = target_for(group, case)
         if goal is None:
             cells.append("")
