@@ -351,17 +351,17 @@ def binary_op(op: str, input, other) -> Tensor:
                 result = _new_tensor(_Tensor_new)
                 result._array = _backend._active.binary(op, a, a.dtype.type(other))
                 return result
-    np_dtype = _fast_dtype(input, other)
-    if np_dtype is not None and op in _FAST_OPS.get(np_dtype.kind, ()):
-        result = _new_tensor(_Tensor_new)
-        result._array = _backend._active.binary(op, *_fast_operands(op, input, other, np_dtype))
-        return result
-    if type(input) in (float, int) and isinstance(other, Tensor):  # 2.0 * x: the mirror
+    elif type(input) in (float, int) and isinstance(other, Tensor):  # 2.0 * x: the mirror
         np_dtype = _fast_dtype(other, input)
         if np_dtype is not None and op in _FAST_OPS.get(np_dtype.kind, ()):
             result = _new_tensor(_Tensor_new)
             result._array = _backend._active.binary(op, np_dtype.type(input), other._array)
             return result
+    np_dtype = _fast_dtype(input, other)
+    if np_dtype is not None and op in _FAST_OPS.get(np_dtype.kind, ()):
+        result = _new_tensor(_Tensor_new)
+        result._array = _backend._active.binary(op, *_fast_operands(op, input, other, np_dtype))
+        return result
     _check_pair(op, input, other)
     dt = result_type(input, other)
     if op == "div" and not dt.is_floating_point:

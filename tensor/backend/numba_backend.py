@@ -287,20 +287,23 @@ def _zip(op: str, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """A binary op or a comparison (``compare`` is this function): the common case first,
     a Python scalar kept a scalar, NumPy for tiny inputs, else the broadcasting kernel."""
-    shape = a.shape
-    if (a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous and (n := a.size) > SMALL
-            and (b.ndim == 0 or (shape == b.shape and b.flags.c_contiguous))):
+    x, y, left = a, b, False
+    if not a.ndim and b.ndim:  # 2.0 - x: the number on the left
+        x, y, left = b, a, True
+    shape = x.shape
+    if (x.dtype in _KERNEL_DTYPES and x.flags.c_contiguous and (n := x.size) > SMALL
+            and (y.ndim == 0 or (shape == y.shape and y.flags.c_contiguous))):
         # The common cases, lean: a contiguous array of a kernel dtype, and an
         # array of its shape or a 0-d value (``x * 2.0``), kept a Python number.
-        dtype = _BOOL if op in _COMPARE else a.dtype
+        dtype = _BOOL if op in _COMPARE else x.dtype
         out = np.empty(shape, dtype) if n < _POOLED else _empty(shape, dtype)
-        o, x = (out, a) if len(shape) == 1 else (out.reshape(-1), a.reshape(-1))
-        if b.ndim == 0:
-            kernel = _kernel_of(_SCALARS, ew.flat_scalar_kernel, _SCALAR[op], False)
-            y = float(b) if a.dtype.kind == "f" else int(b)
+        o, x = (out, x) if len(shape) == 1 else (out.reshape(-1), x.reshape(-1))
+        if y.ndim == 0:
+            kernel = _kernel_of(_SCALARS, ew.flat_scalar_kernel, _SCALAR[op], left)
+            y = float(y) if x.dtype.kind == "f" else int(y)
         else:
             kernel = _kernel_of(_ZIPS, ew.flat_zip_kernel, _SCALAR[op])
-            y = b if len(shape) == 1 else b.reshape(-1)
+            y = y if len(shape) == 1 else y.reshape(-1)
         cost = _COST[op]
         if n * cost < _SPLIT:
             kernel(o, x, y, 0, n)
