@@ -115,7 +115,8 @@ EXERCISES: list[Exercise] = [
          "its neighbours but keep its own links; drop its inputs.",
          ("tests/ch03/test_graph_edit.py", "tests/ch03/test_lint.py")),
         ("minifx/graph.py", "Graph.eliminate_dead_code", "erase unread, pure nodes",
-         "Walk backwards, so a dead chain goes in one pass; keep impure nodes.",
+         "Walk backwards, so a dead chain goes in one pass; keep impure nodes (ask "
+         "is_impure_node when one is given, else Node.is_impure).",
          ("tests/ch03/test_graph_edit.py", "tests/ch03/test_node.py")),
         ("minifx/graph.py", "Graph.lint", "check a graph is well formed",
          "One pass in order: a node may only read nodes already seen; users must agree "
