@@ -26,7 +26,6 @@ import math
 import textwrap
 from typing import Any
 
-import numba
 import numpy as np
 
 from tensor._ops import OPS
@@ -271,16 +270,6 @@ def work_per_element(forms: list[Any]) -> float:
     return work
 
 
-def thread_count(elements: int, work: float) -> int:
-    """How many threads a kernel over ``elements`` elements of ``work`` each
-    uses: the tensor library's rule for a copy (one thread per ``PARALLEL_MIN``
-    elements, as handing a range to a thread has a fixed cost), applied to the
-    copies' worth of work the kernel does. Softmax splits at a fifth of the
-    size at which an add does."""
-    copies = int(elements * work)
-    if copies < 2 * numba_backend.PARALLEL_MIN:
-        return 1  # (without asking numba: get_num_threads costs a microsecond)
-    return max(1, min(numba.get_num_threads(), copies // numba_backend.PARALLEL_MIN))
 # --8<-- [end:threads]
 
 
@@ -334,7 +323,7 @@ class FusedKernel:
         flat_out = out.reshape(-1)
         flat_in = [flat_operand(a, shape) for a in read]
         kernel = self.kernel
-        threads = thread_count(flat_out.size, self.work)
+        threads = numba_backend.thread_count(flat_out.size, self.work)
         if threads == 1:
             kernel(flat_out, *flat_in)
         else:

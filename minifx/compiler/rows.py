@@ -60,7 +60,6 @@ from .kernel import (
     _to_numpy,
     expression,
     start_kernel,
-    thread_count,
 )
 
 FULL, ROW, COL = "full", "row", "col"  # how a row kernel reads an input
@@ -241,7 +240,7 @@ class RowKernel(FusedKernel):
         flat_out = out.reshape((rows, n) if self.out_shape == full else (rows,))
         flat_in = [_as_rows(a, how, full) for a, how in zip(arrays[:self.reads], self.layouts)]
         kernel, per_row = self.kernel, [how != COL for how in self.layouts]
-        threads = thread_count(rows * n, self.work)
+        threads = numba_backend.thread_count(rows * n, self.work)
         if threads == 1:
             kernel(flat_out, n, *flat_in)
         else:  # rows split over threads, as the flat kernels split elements

@@ -183,14 +183,23 @@ _POOLED = 1 << 16  # elements from which outputs come from the caching allocator
 _COST = {op.name: 1.0 + op.work for op in OPS}
 
 
+def thread_count(n: int, cost: float = 1.0) -> int:
+    """How many threads ``n`` elements of ``cost`` copies each are worth: one per
+    ``PARALLEL_MIN`` copies, up to numba's thread count (the compiler of
+    chapter 8 asks the same for its fused kernels)."""
+    copies = int(n * cost)
+    if copies < _SPLIT:
+        return 1  # (without asking numba: get_num_threads costs a microsecond)
+    return max(1, min(numba.get_num_threads(), copies // PARALLEL_MIN))
+
+
 def in_parallel(run, n: int, cost: float = 1.0) -> None:
-    """Call ``run(lo, hi)`` on ranges covering [0, n), on numba's thread count.
+    """Call ``run(lo, hi)`` on ranges covering [0, n), on ``thread_count(n, cost)`` threads.
 
     The elementwise kernels release the GIL, so plain Python threads run
-    them in parallel; one thread is enough below ``PARALLEL_MIN`` copies'
-    worth of work per thread, ``cost`` copies per element.
+    them in parallel.
     """
-    in_ranges(run, n, min(numba.get_num_threads(), int(n * cost) // PARALLEL_MIN))
+    in_ranges(run, n, thread_count(n, cost))
 
 
 def in_ranges(run, n: int, k: int) -> None:
@@ -210,19 +219,6 @@ def in_ranges(run, n: int, k: int) -> None:
 # arrays and the range, five arguments where the strided kernels take ten).
 # A Python scalar stays a scalar all the way into the kernel. Each op runs its
 # own kernels, built from the op table's scalar function on first use.
-def _kernel_of(table: dict, factory, *key):
-    """``factory(*key)``, remembered in ``table``: a dict lookup per call, no more."""
-    kernel = table.get(key)
-    if kernel is None:
-        kernel = table[key] = factory(*key)
-    return kernel
-
-
-_MAPS: dict = {}
-_ZIPS: dict = {}
-_SCALARS: dict = {}
-
-
 def _over_one(op: str, x: np.ndarray, out_dtype: np.dtype, *scalar) -> np.ndarray:
     """Unary ``op`` (or ``op`` with a scalar: ``scalar`` is ``(value, scalar_left)``)
     over every element of ``x`` (any strides) into a new contiguous output."""
@@ -232,12 +228,12 @@ def _over_one(op: str, x: np.ndarray, out_dtype: np.dtype, *scalar) -> np.ndarra
     extra = scalar[:1]
     if x.flags.c_contiguous:  # the short call: the arrays and the range
         if scalar:
-            kernel = _kernel_of(_SCALARS, ew.flat_scalar_kernel, _SCALAR[op], scalar[1])
+            kernel = ew.flat_scalar_kernel(_SCALAR[op], scalar[1])
         else:
-            kernel = _kernel_of(_MAPS, ew.flat_map_kernel, _SCALAR[op])
+            kernel = ew.flat_map_kernel(_SCALAR[op])
         a = x if x.ndim == 1 else x.reshape(-1)
         cost = _COST[op]
-        if n * cost < _SPLIT:
+        if n * cost < _SPLIT:  # thread_count's first test, without a call
             kernel(o, a, *extra, 0, n)
         else:
             in_parallel(lambda lo, hi: kernel(o, a, *extra, lo, hi), n, cost)
@@ -299,13 +295,13 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         out = np.empty(shape, dtype) if n < _POOLED else _empty(shape, dtype)
         o, x = (out, x) if len(shape) == 1 else (out.reshape(-1), x.reshape(-1))
         if y.ndim == 0:
-            kernel = _kernel_of(_SCALARS, ew.flat_scalar_kernel, _SCALAR[op], left)
+            kernel = ew.flat_scalar_kernel(_SCALAR[op], left)
             y = float(y) if x.dtype.kind == "f" else int(y)
         else:
-            kernel = _kernel_of(_ZIPS, ew.flat_zip_kernel, _SCALAR[op])
+            kernel = ew.flat_zip_kernel(_SCALAR[op])
             y = y if len(shape) == 1 else y.reshape(-1)
         cost = _COST[op]
-        if n * cost < _SPLIT:
+        if n * cost < _SPLIT:  # thread_count's first test, without a call
             kernel(o, x, y, 0, n)
         else:
             in_parallel(lambda lo, hi: kernel(o, x, y, lo, hi), n, cost)

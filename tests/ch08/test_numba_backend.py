@@ -251,11 +251,12 @@ def test_threads_follow_the_work_of_each_element():
     (fused,) = fused_nodes(only_entry(chain))
     work = fused.target.work
     assert work == pytest.approx(1.0 + kernel.EXTRA_WORK["sigmoid"])  # mul, add: nothing extra
-    minimum = kernel.numba_backend.PARALLEL_MIN
-    assert kernel.thread_count(minimum, 1.0) == 1
-    assert kernel.thread_count(int(2 * minimum / work) + 1, work) == min(
-        2, kernel.numba.get_num_threads())
-    assert kernel.thread_count(int(2 * minimum / work) - 1, work) == 1
+    backend = kernel.numba_backend  # whose thread_count the compiler asks
+    minimum = backend.PARALLEL_MIN
+    assert backend.thread_count(minimum, 1.0) == 1
+    assert backend.thread_count(int(2 * minimum / work) + 1, work) == min(
+        2, backend.numba.get_num_threads())
+    assert backend.thread_count(int(2 * minimum / work) - 1, work) == 1
     assert copy.deepcopy(fused.target).work == work  # pickled with the kernel
 
 
