@@ -48,8 +48,9 @@ from . import numpy_backend as _reference
 from ._allocator import empty as _empty
 from ._kernels import elementwise as ew
 from ._kernels import reduce as rd
-from ._kernels import rows, spatial, winograd
+from ._kernels import rows, spatial, spin, winograd
 from ._kernels.strides import coalesce, storage_of
+from ._spinning import SPINNERS
 
 # Inputs of at most SMALL elements go to the NumPy reference backend: for them
 # unboxing a numba call's arguments costs more than the work.
@@ -114,6 +115,7 @@ class Workers:
                 job(lo, hi)
             return
         try:
+            SPINNERS.park()  # the spinning workers would take the cores these need
             while len(self._workers) < len(bounds) - 2:
                 self._workers.append(_Worker())
             woken = self._workers[:len(bounds) - 2]
@@ -211,6 +213,41 @@ def in_ranges(run, n: int, k: int) -> None:
     _WORKERS.run(run, [n * i // k for i in range(k + 1)])
 
 
+# Element-copies from which a contiguous elementwise op is shared with the
+# spinning workers (``_spinning``), which start on a range within a
+# microsecond when they are polling.
+SPIN_MIN = 1 << 15
+
+
+def _share(op: str, operands: str, copies: float, o: np.ndarray, a: np.ndarray, b=None,
+           scalar_left: bool = False) -> None:
+    """Contiguous elementwise ``op`` into ``o``, on this thread and the polling workers
+    (``b`` is the second array, or the Python number, or None)."""
+    task = ew.flat_task(_SCALAR[op], operands, a.dtype, o.dtype, scalar_left)
+    if operands == "zip":
+        spread(task, o.size, copies, o, a, b)
+    elif operands == "map":
+        spread(task, o.size, copies, o, a)
+    elif a.dtype.kind == "f":
+        spread(task, o.size, copies, o, a, f0=b)
+    else:
+        spread(task, o.size, copies, o, a, k0=b)
+
+
+def spread(task: int, units: int, copies: float, out: np.ndarray, a: np.ndarray,
+            b: np.ndarray | None = None, c: np.ndarray | None = None,
+            k0: int = 0, k1: int = 0, f0: float = 0.0) -> None:
+    """Task kernel ``task`` over ``units`` (elements, rows or chunks) of ``copies``
+    element-copies in all, on this thread and the polling workers: one part per
+    ``SPIN_MIN`` copies (``spin.split`` lays out the arguments)."""
+    pool = SPINNERS
+    parts = min(pool.ctl.shape[0] + 1, int(copies) // SPIN_MIN, units)
+    woken = spin.split(pool.ctl, pool.floats, task, units, parts, out, a,
+                       a if b is None else b, a if c is None else c, k0, k1, f0)
+    if woken:
+        pool.wake(woken)
+
+
 # ---- elementwise -------------------------------------------------------------
 # The fast paths below are what a call of a few thousand elements pays for:
 # they avoid every Python step that does not change the answer (no
@@ -233,10 +270,12 @@ def _over_one(op: str, x: np.ndarray, out_dtype: np.dtype, *scalar) -> np.ndarra
             kernel = ew.flat_map_kernel(_SCALAR[op])
         a = x if x.ndim == 1 else x.reshape(-1)
         cost = _COST[op]
-        if n * cost < _SPLIT:  # thread_count's first test, without a call
+        if n * cost < SPIN_MIN:
             kernel(o, a, *extra, 0, n)
+        elif scalar:
+            _share(op, "scalar", n * cost, o, a, scalar[0], scalar[1])
         else:
-            in_parallel(lambda lo, hi: kernel(o, a, *extra, lo, hi), n, cost)
+            _share(op, "map", n * cost, o, a)
         return out
     if scalar:
         kernel = ew.scalar_kernel(_SCALAR[op], scalar[1])
@@ -301,10 +340,12 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
             kernel = ew.flat_zip_kernel(_SCALAR[op])
             y = y if len(shape) == 1 else y.reshape(-1)
         cost = _COST[op]
-        if n * cost < _SPLIT:  # thread_count's first test, without a call
+        if n * cost < SPIN_MIN:
             kernel(o, x, y, 0, n)
+        elif type(y) is np.ndarray:
+            _share(op, "zip", n * cost, o, x, y)
         else:
-            in_parallel(lambda lo, hi: kernel(o, x, y, lo, hi), n, cost)
+            _share(op, "scalar", n * cost, o, x, y, left)
         return out
     if b.ndim == 0 and a.size > SMALL:
         return _with_scalar(op, a, b, False)
@@ -367,6 +408,33 @@ def _out_shape(a: np.ndarray, reduced, keepdim: bool) -> tuple[int, ...]:
     return tuple(n for d, n in enumerate(a.shape) if d not in reduced)
 
 
+# Element-copies per element of each reduction code (the op table's ``work``).
+_REDUCE_COST = {code: _COST[op] for op, code in _REDUCE_CODE.items()}
+
+
+def _reduce_all(code: int, flat: np.ndarray):
+    """Contiguous 1-d ``flat`` reduced to one value: a partial result per ``rd.CHUNK``,
+    the chunks shared with the spinning workers, then combined here."""
+    n = flat.size
+    copies = n * _REDUCE_COST[code]
+    if copies < SPIN_MIN or n <= rd.CHUNK:
+        return rd.reduce_all_serial(code, flat)
+    partial = np.empty(rd.partial_count(n), flat.dtype)
+    spread(rd.chunks_task(flat.dtype), partial.size, copies, partial, flat, k0=n, k1=code)
+    return rd.combine_chunks(code, partial)
+
+
+def _reduce_rows(code: int, out: np.ndarray, a: np.ndarray) -> None:
+    """Each row of contiguous 2-d ``a`` reduced into ``out``, the rows shared with the
+    spinning workers."""
+    count, n = a.shape
+    copies = a.size * _REDUCE_COST[code]
+    if copies < SPIN_MIN or count < 2:
+        rd.reduce_rows_serial(code, out, a)
+    else:
+        spread(rd.rows_task(a.dtype), count, copies, out, a, k0=n, k1=code)
+
+
 def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if a.size <= SMALL:
         return _reference.reduce(op, a, dims, keepdim)
@@ -374,15 +442,8 @@ def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.n
         # The common cases, lean: x.sum() and x.sum(-1) of a contiguous tensor.
         code = _REDUCE_CODE[op]
         if not dims or len(dims) == a.ndim:
-            # The whole array: in one call below PARALLEL_CHUNKS_MIN, else partial
-            # results per CHUNK on all threads, combined afterwards.
-            flat = a.reshape(-1)
-            if a.size < rd.PARALLEL_CHUNKS_MIN:
-                value = rd.reduce_all_serial(code, flat)
-            else:
-                partial = np.empty(rd.partial_count(a.size), a.dtype)
-                rd.reduce_chunks_parallel(code, partial, flat)
-                value = rd.reduce_run(code, partial, 0, partial.size, 1)
+            # The whole array: partial results per CHUNK, combined (``_reduce_all``).
+            value = _reduce_all(code, a.reshape(-1))
             out = np.full((1,) * a.ndim if keepdim else (), value, a.dtype)
             if op == "mean":
                 out /= a.size
@@ -391,9 +452,7 @@ def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.n
             # The last dim: each row in one run, no index math.
             n = a.shape[-1]
             out = np.empty(a.shape[:-1] + (1,) if keepdim else a.shape[:-1], a.dtype)
-            rows_kernel = (rd.reduce_rows if a.size >= rd.PARALLEL_ROWS_MIN
-                           else rd.reduce_rows_serial)
-            rows_kernel(code, out.reshape(-1), a.reshape(-1, n))
+            _reduce_rows(code, out.reshape(-1), a.reshape(-1, n))
             if op == "mean":
                 out /= n
             return out
@@ -412,13 +471,9 @@ def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.n
     if len(reduced) == a.ndim and x.flags.c_contiguous and count <= rd.CHUNK:
         o[0] = rd.reduce_run(code, x.reshape(-1), 0, count, 1)  # small: one thread, no launch
     elif len(reduced) == a.ndim and x.flags.c_contiguous:
-        flat = x.reshape(-1)
-        partial = np.empty(rd.partial_count(count), x.dtype)
-        rd.reduce_chunks(code, partial, flat)
-        o[0] = rd.reduce_run(code, partial, 0, partial.size, 1)
+        o[0] = _reduce_all(code, x.reshape(-1))
     elif trailing and x.flags.c_contiguous:
-        rows_kernel = rd.reduce_rows if x.size >= rd.PARALLEL_ROWS_MIN else rd.reduce_rows_serial
-        rows_kernel(code, o, x.reshape(-1, count))
+        _reduce_rows(code, o, x.reshape(-1, count))
     else:
         _, kshape, kstrides, storage, offset, rshape, rstrides = _split_dims(x, tuple(reduced))
         rd.reduce_strided(code, o, kshape, kstrides, storage, offset, rshape, rstrides)
@@ -456,18 +511,33 @@ def _rows_last(a: np.ndarray, dim: int) -> np.ndarray:
     return moved.reshape(-1, a.shape[dim] if a.ndim else 1)
 
 
+# Element-copies per element of the row kernels, measured: a softmax costs
+# about an exp, a layer_norm three passes.
+_SOFTMAX_COST, _LAYER_NORM_COST = 4.0, 3.0
+
+
+def _softmax_rows(out: np.ndarray, a: np.ndarray, log: bool) -> None:
+    """(log_)softmax of each row of contiguous 2-d ``a``, the rows shared with the
+    spinning workers."""
+    count, n = a.shape
+    copies = a.size * _SOFTMAX_COST
+    if copies < SPIN_MIN or count < 2:
+        rows.softmax_rows_serial(out, a, log)
+    else:
+        spread(rows.softmax_task(a.dtype, log), count, copies, out, a, k0=n)
+
+
 def _softmax(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
     if a.size == 0:
         return np.empty(a.shape, a.dtype)
-    kernel = rows.softmax_rows if a.size >= rows.PARALLEL_MIN else rows.softmax_rows_serial
     if a.ndim >= 1 and dim == a.ndim - 1 and a.flags.c_contiguous:
         # The common case (the last dim of a contiguous tensor): no moving of dims.
         out = _empty(a.shape, a.dtype)
-        kernel(out.reshape(-1, a.shape[-1]), a.reshape(-1, a.shape[-1]), log)
+        _softmax_rows(out.reshape(-1, a.shape[-1]), a.reshape(-1, a.shape[-1]), log)
         return out
     x = _rows_last(a, dim)
     out = _empty(x.shape, x.dtype)
-    kernel(out, x, log)
+    _softmax_rows(out, x, log)
     if a.ndim == 0:
         return out.reshape(())
     moved_shape = tuple(np.moveaxis(np.empty(a.shape, np.bool_), dim, -1).shape)
@@ -495,9 +565,14 @@ def layer_norm(x, normalized_ndim, weight, bias, eps):
     dummy = np.empty(1, x.dtype)
     w = dummy if weight is None else np.ascontiguousarray(weight, x.dtype).reshape(-1)
     b = dummy if bias is None else np.ascontiguousarray(bias, x.dtype).reshape(-1)
-    (rows.layer_norm_rows if x.size >= rows.PARALLEL_MIN else rows.layer_norm_rows_serial)(
-        out.reshape(-1, n), a, w, b, x.dtype.type(eps), weight is not None, bias is not None
-    )
+    o = out.reshape(-1, n)
+    copies = x.size * _LAYER_NORM_COST
+    if copies < SPIN_MIN or a.shape[0] < 2:
+        rows.layer_norm_rows_serial(o, a, w, b, x.dtype.type(eps), weight is not None,
+                                    bias is not None)
+    else:
+        task = rows.layer_norm_task(x.dtype, weight is not None, bias is not None)
+        spread(task, a.shape[0], copies, o, a, w, b, k0=n, f0=float(eps))
     return out
 
 

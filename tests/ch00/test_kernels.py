@@ -329,7 +329,7 @@ def test_the_kernel_cache_is_keyed_by_every_kernel_source():
 
     folder = f"kernels-{_cache._sources_digest()}"
     for kernel in (elementwise.map_kernel("neg"), elementwise.zip_kernel("add"),
-                   rows.softmax_rows):
+                   rows.softmax_rows_serial):
         assert folder in kernel._cache._cache_path
     assert "kernels-" not in (numba.config.CACHE_DIR or "")  # restored after import
 

@@ -67,16 +67,19 @@ def test_argmax_rows_first_largest_and_nan(parallel, monkeypatch):
     np.testing.assert_array_equal(nb.argmax(np.ascontiguousarray(a.T), 0, False), got)
 
 
-@pytest.mark.parametrize("parallel", [False, True])
-def test_chunked_sums_either_way(parallel, monkeypatch):
-    monkeypatch.setattr(rd, "PARALLEL_CHUNKS_MIN", 1 if parallel else 1 << 40)
+@pytest.mark.parametrize("shared", [False, True])
+def test_chunked_reductions_either_way(shared, monkeypatch):
+    """A whole-array reduction on this thread, or its chunks shared with the spinning
+    workers (``chunks_task``), gives the same answer."""
+    from tensor.backend import numba_backend as nb
+
+    monkeypatch.setattr(nb, "SPIN_MIN", 1 if shared else 1 << 60)
     a = rows(np.float32, 100_000)
-    partial = np.empty(rd.partial_count(a.size), np.float32)
-    rd.reduce_chunks(0, partial, a)
-    np.testing.assert_allclose(partial.sum(dtype=np.float64), a.sum(dtype=np.float64),
+    np.testing.assert_allclose(nb.reduce("sum", a, (), False), a.sum(dtype=np.float64),
                                rtol=1e-5)
-    rd.reduce_chunks(2, partial, a)
-    assert partial.max() == a.max()
+    assert nb.reduce("amax", a, (), False) == a.max()
+    assert nb.reduce("amin", a.reshape(100, 1000), (1,), False).tolist() == a.reshape(
+        100, 1000).min(1).tolist()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])

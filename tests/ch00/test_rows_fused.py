@@ -10,12 +10,12 @@ import torch
 import torch.nn.functional as F
 
 from tensor.backend import numba_backend as nb
-from tensor.backend._kernels import rows
 
 
-@pytest.fixture(params=["serial", "parallel"])
+@pytest.fixture(params=["serial", "shared"])
 def threads(request, monkeypatch):
-    monkeypatch.setattr(rows, "PARALLEL_MIN", 1 if request.param == "parallel" else 1 << 60)
+    """On this thread alone, or shared with the spinning workers from the first row."""
+    monkeypatch.setattr(nb, "SPIN_MIN", 1 if request.param == "shared" else 1 << 60)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -14,6 +14,9 @@ The modules, in reading order:
 - ``reduce``: sum, mean, amax, amin and argmax over any dims.
 - ``rows``: softmax, log_softmax, layer_norm and batch_norm.
 - ``spatial``: stride phases and im2col for conv2d, the pools, and embedding.
+- ``spin``: worker threads that poll for kernel tasks in compiled code, and
+  the calls that share a kernel's range with them; ``elementwise``,
+  ``reduce`` and ``rows`` compile their kernels as such tasks too.
 """
 
 from ._cache import keyed_by_every_kernel_source

@@ -15,7 +15,7 @@ from pathlib import Path
 import numba
 
 _HERE = Path(__file__).parent
-_MODULES = ("scalar", "strides", "elementwise", "reduce", "rows", "spatial")
+_MODULES = ("scalar", "strides", "elementwise", "reduce", "rows", "spatial", "spin")
 
 
 def _sources_digest() -> str:

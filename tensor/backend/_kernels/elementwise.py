@@ -28,10 +28,11 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import njit, types
+from numba import cfunc, njit, types
 from numba.extending import overload
 
 from . import scalar as s
+from . import spin
 from ._cache import keyed_by_every_kernel_source
 from .strides import row_start
 
@@ -242,3 +243,57 @@ def clamp_range(out, lo, hi, a, low, high, has_low, has_high):
         if has_high and x > high:
             x = high
         o[k] = x
+
+
+# ---- the short-call kernels as tasks for the spinning workers -----------------
+# ``spin.py``'s workers call a kernel through its address, so each op is
+# also compiled as a ``cfunc`` of the one signature ``spin.TASK``: it finds
+# its arrays at the addresses in its integer arguments (the output first,
+# as ``spin.split`` lays them out) and runs the flat kernel's loop on its
+# range. The loop is written out again rather than calling ``flat_*_kernel``:
+# a cfunc that closes over a dispatcher gets a new on-disk cache key in
+# every process (a dispatcher pickles with an id of its own), so it would be
+# compiled afresh each time; closing over strings and dtypes keys the same.
+_at = spin.array_at
+
+
+@functools.cache
+def flat_task(fn: str, operands: str, dtype: np.dtype, out_dtype: np.dtype,
+              scalar_left: bool = False) -> int:
+    """The address of ``fn``'s flat kernel as a ``spin.TASK`` for contiguous operands of
+    ``dtype``; ``operands`` is "map", "zip" or "scalar" (which reads the number
+    from the float argument for a float dtype, else from the first integer one)."""
+    t, out_t = np.dtype(dtype).type, np.dtype(out_dtype).type
+    with keyed_by_every_kernel_source():
+        if operands == "map":
+
+            @cfunc(spin.TASK, cache=True, error_model="numpy", fastmath={"contract"})
+            def task(ints, floats, lo, hi):
+                o, x = _at(ints[0], hi, out_t)[lo:], _at(ints[1], hi, t)[lo:]
+                for j in range(o.size):
+                    o[j] = apply(fn, x[j])
+
+        elif operands == "zip":
+
+            @cfunc(spin.TASK, cache=True, error_model="numpy")
+            def task(ints, floats, lo, hi):
+                o, x, y = (_at(ints[0], hi, out_t)[lo:], _at(ints[1], hi, t)[lo:],
+                           _at(ints[2], hi, t)[lo:])
+                for j in range(o.size):
+                    o[j] = apply(fn, x[j], y[j])
+
+        else:
+            floating = np.dtype(dtype).kind == "f"
+
+            @cfunc(spin.TASK, cache=True, error_model="numpy")
+            def task(ints, floats, lo, hi):
+                c = t(floats[0]) if floating else t(ints[4])
+                o, x = _at(ints[0], hi, out_t)[lo:], _at(ints[1], hi, t)[lo:]
+                if scalar_left:
+                    for j in range(o.size):
+                        o[j] = apply(fn, c, x[j])
+                else:
+                    for j in range(o.size):
+                        o[j] = apply(fn, x[j], c)
+
+    return task.address

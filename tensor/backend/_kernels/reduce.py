@@ -5,8 +5,10 @@ coalesces each group (``strides.coalesce``). Each output element then owns
 one starting position (from the kept index) and walks the reduced elements
 row by row, the last reduced dim in a tight loop. ``prange`` runs over the
 output elements; a reduction to a single value instead runs over chunks
-(``reduce_chunks``) and combines the partial results, and reducing the last
-dims of a contiguous input (``reduce_rows``) needs no index math at all.
+(``chunks_task``) and combines the partial results, and reducing the last
+dims of a contiguous input (``reduce_rows_serial``, ``rows_task``) needs no
+index math at all. The chunks and rows are shared with the spinning workers
+of ``spin.py``.
 
 Codes: 0 sum, 1 mean (a sum, divided afterwards), 2 amax, 3 amin. NaN
 propagates through amax and amin, as in torch.
@@ -14,10 +16,14 @@ propagates through amax and amin, as in torch.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
-from numba import njit, prange, types
+from numba import cfunc, njit, prange, types
 from numba.extending import intrinsic, overload
 
+from . import spin
+from ._cache import keyed_by_every_kernel_source
 from .scalar import like
 from .strides import position, row_start
 
@@ -180,64 +186,42 @@ def reduce_strided(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
         out[k] = acc
 
 
-@njit(cache=True, parallel=True)
-def reduce_rows(op, out, a):
-    """out[r] = reduction of row r of a contiguous 2-d array.
-
-    The common case (reducing the last dims of a contiguous tensor) without
-    the index math of ``reduce_strided``: 15% faster on (4096, 4096).
-    """
-    n = a.shape[1]
-    flat = a.reshape(-1)
-    for r in prange(a.shape[0]):
-        out[r] = reduce_run(op, flat, r * n, n, 1)
-
-
 @njit(cache=True)
 def reduce_rows_serial(op, out, a):
-    """``reduce_rows`` on one thread: below ``PARALLEL_ROWS_MIN`` elements, waking
-    the other threads costs more than the sum."""
+    """out[r] = reduction of row r of a contiguous 2-d array, on this thread.
+
+    The common case (reducing the last dims of a contiguous tensor) without
+    the index math of ``reduce_strided``: 15% faster on (4096, 4096). The
+    backend shares the rows with the spinning workers (``rows_task``)."""
     n = a.shape[1]
     flat = a.reshape(-1)
     for r in range(a.shape[0]):
         out[r] = reduce_run(op, flat, r * n, n, 1)
 
 
-# Elements from which a reduction runs on several threads, set from
-# measurement: ``benchmarks/reduce_threshold.py`` times the serial and the
-# parallel kernel of both shapes from 3e4 to 1.7e7 elements, each in a fresh
-# process (lessons/_generated/reduce_threshold.md). On the quiet machine,
-# serial won at every size up to 524,288 elements (waking the second thread
-# costs about 12 us) and parallel at every size from 1,048,576 on; the line
-# sits between the two, at 3 * 2**18, so that 1e6 runs on both cores. (On the
-# same machine shared with other work, serial won everywhere: a second
-# thread helps only when a second core is free.)
+# Elements from which argmax runs on several threads (numba's prange), set
+# from measurement: waking numba's OpenMP threads costs tens of microseconds.
 PARALLEL_ROWS_MIN = 3 << 18
-PARALLEL_CHUNKS_MIN = 3 << 18
-
-
-@njit(cache=True, parallel=True)
-def reduce_chunks_parallel(op, partial, a):
-    """Partial reductions of a contiguous 1-d array, one per CHUNK, in parallel."""
-    n = a.size
-    for c in prange(partial.size):
-        lo = c * CHUNK
-        partial[c] = reduce_run(op, a, lo, min(CHUNK, n - lo), 1)
 
 
 @njit(cache=True)
-def reduce_chunks_serial(op, partial, a):
-    """``reduce_chunks_parallel`` on one thread, the same partial sums in the same order."""
-    n = a.size
-    for c in range(partial.size):
-        lo = c * CHUNK
-        partial[c] = reduce_run(op, a, lo, min(CHUNK, n - lo), 1)
+def combine_chunks(op, partial):
+    """The partial results of ``chunks_task`` combined in order, as
+    ``reduce_all_serial`` combines them as it goes: the same value either way."""
+    acc = partial[0]
+    for c in range(1, partial.size):
+        v = partial[c]
+        if op <= 1:
+            acc += v
+        elif _better(op, v, acc):
+            acc = v
+    return acc
 
 
 @njit(cache=True)
 def reduce_all_serial(op, a):
     """A contiguous 1-d array reduced to one value on this thread, in one call:
-    per CHUNK, combined as it goes (the partial results of ``reduce_chunks``
+    per CHUNK, combined as it goes (the partial results of ``chunks_task``
     without their array, and without a second call to combine them)."""
     n = a.size
     acc = reduce_run(op, a, 0, min(CHUNK, n), 1)
@@ -248,15 +232,6 @@ def reduce_all_serial(op, a):
         elif _better(op, v, acc):
             acc = v
     return acc
-
-
-def reduce_chunks(op: int, partial, a) -> None:
-    """Partial reductions per CHUNK: on one thread below ``PARALLEL_CHUNKS_MIN``
-    elements, where waking the others costs more than they save."""
-    if a.size >= PARALLEL_CHUNKS_MIN:
-        reduce_chunks_parallel(op, partial, a)
-    else:
-        reduce_chunks_serial(op, partial, a)
 
 
 @njit
@@ -343,3 +318,43 @@ def argmax_strided(out, kshape, kstrides, a, a_off, rshape, rstrides) -> None:
 def partial_count(n: int) -> int:
     return max(1, (n + CHUNK - 1) // CHUNK)
 
+
+
+# ---- as tasks for the spinning workers (spin.py) --------------------------------
+# Each is a ``spin.TASK`` over a range of chunks or rows, reading its arrays
+# from the addresses ``spin.split`` lays out: (out, a, -, -, k0, k1).
+@functools.cache
+def chunks_task(dtype: np.dtype) -> int:
+    """The partial reduction of each chunk in [lo, hi) (CHUNK elements each, the last
+    shorter): (partial, a, -, -, elements, op). Each chunk's partial result is
+    the same whichever thread computes it."""
+    t = np.dtype(dtype).type
+    with keyed_by_every_kernel_source():
+
+        @cfunc(spin.TASK, cache=True)
+        def task(ints, floats, lo, hi):
+            n = ints[4]
+            partial = spin.array_at(ints[0], hi, t)
+            a = spin.array_at(ints[1], n, t)
+            for c in range(lo, hi):
+                start = c * CHUNK
+                partial[c] = reduce_run(ints[5], a, start, min(CHUNK, n - start), 1)
+
+    return task.address
+
+
+@functools.cache
+def rows_task(dtype: np.dtype) -> int:
+    """``reduce_rows_serial`` over the rows [lo, hi): (out, a, -, -, row length, op)."""
+    t = np.dtype(dtype).type
+    with keyed_by_every_kernel_source():
+
+        @cfunc(spin.TASK, cache=True)
+        def task(ints, floats, lo, hi):
+            n = ints[4]
+            out = spin.array_at(ints[0], hi, t)
+            flat = spin.array_at(ints[1], hi * n, t)
+            for r in range(lo, hi):
+                out[r] = reduce_run(ints[5], flat, r * n, n, 1)
+
+    return task.address

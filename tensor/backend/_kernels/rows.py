@@ -1,16 +1,22 @@
 """Row-wise kernels: softmax, log_softmax, layer_norm, batch_norm.
 
-Each takes a contiguous 2-d array (rows, n) and works on one row per
-``prange`` task: the backend has already moved the normalised dims last and
-flattened the rest. Softmax subtracts the row maximum before exponentiating,
+Each takes a contiguous 2-d array (rows, n), the backend having moved the
+normalised dims last and flattened the rest, and works on it row by row;
+softmax and layer_norm share their rows with the spinning workers of
+``spin.py`` (``softmax_task``, ``layer_norm_task``), batch_norm's planes run
+on numba's ``prange``. Softmax subtracts the row maximum before exponentiating,
 so ``exp`` never overflows; a row holding NaN gives NaN, as in torch.
 """
 
 from __future__ import annotations
 
-import numpy as np
-from numba import njit, prange
+import functools
 
+import numpy as np
+from numba import cfunc, njit, prange
+
+from . import spin
+from ._cache import keyed_by_every_kernel_source
 from .reduce import row_amax
 from .scalar import fast_exp, like
 
@@ -50,15 +56,9 @@ def _softmax_row(x, o, log):
             o[j] = o[j] * inv
 
 
-@njit(cache=True, parallel=True, error_model="numpy", fastmath={"contract"})
-def softmax_rows(out, a, log):
-    for r in prange(a.shape[0]):
-        _softmax_row(a[r], out[r], log)
-
-
 @njit(cache=True, error_model="numpy", fastmath={"contract"})
 def softmax_rows_serial(out, a, log):
-    """``softmax_rows`` on one thread, for inputs too small to wake the others."""
+    """(log_)softmax of each row of ``a`` into ``out``, on this thread."""
     for r in range(a.shape[0]):
         _softmax_row(a[r], out[r], log)
 
@@ -95,22 +95,12 @@ def _layer_norm_row(x, o, weight, bias, eps, affine_w, affine_b):
             o[j] = (x[j] - mean) * rstd
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def layer_norm_rows(out, a, weight, bias, eps, affine_w, affine_b):
-    """(x - mean) / sqrt(var + eps) * weight + bias over each row (biased var)."""
-    for r in prange(a.shape[0]):
-        _layer_norm_row(a[r], out[r], weight, bias, eps, affine_w, affine_b)
-
-
 @njit(cache=True, error_model="numpy")
 def layer_norm_rows_serial(out, a, weight, bias, eps, affine_w, affine_b):
-    """``layer_norm_rows`` on one thread, for inputs too small to wake the others."""
+    """(x - mean) / sqrt(var + eps) * weight + bias over each row (biased var), on this
+    thread."""
     for r in range(a.shape[0]):
         _layer_norm_row(a[r], out[r], weight, bias, eps, affine_w, affine_b)
-
-
-# Below this many elements a row kernel runs on one thread.
-PARALLEL_MIN = 1 << 16
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -126,3 +116,41 @@ def batch_norm_planes(out, a, mean, scale, bias):
         b = bias[c]
         for j in range(x.size):
             o[j] = (x[j] - m) * s + b
+
+
+# ---- as tasks for the spinning workers (spin.py) --------------------------------
+# Each is a ``spin.TASK`` over the rows [lo, hi), reading its arrays from the
+# addresses ``spin.split`` lays out, and runs the serial kernel on them.
+@functools.cache
+def softmax_task(dtype: np.dtype, log: bool) -> int:
+    """``softmax_rows_serial`` on rows [lo, hi): (out, a, -, -, row length)."""
+    t = np.dtype(dtype).type
+    with keyed_by_every_kernel_source():
+
+        @cfunc(spin.TASK, cache=True, error_model="numpy")
+        def task(ints, floats, lo, hi):
+            shape = (hi, ints[4])
+            out = spin.array_at(ints[0], shape, t)
+            a = spin.array_at(ints[1], shape, t)
+            softmax_rows_serial(out[lo:], a[lo:], log)
+
+    return task.address
+
+
+@functools.cache
+def layer_norm_task(dtype: np.dtype, affine_w: bool, affine_b: bool) -> int:
+    """``layer_norm_rows_serial`` on rows [lo, hi): (out, a, weight, bias, row length)
+    and eps, the float argument."""
+    t = np.dtype(dtype).type
+    with keyed_by_every_kernel_source():
+
+        @cfunc(spin.TASK, cache=True, error_model="numpy")
+        def task(ints, floats, lo, hi):
+            n = ints[4]
+            out = spin.array_at(ints[0], (hi, n), t)
+            a = spin.array_at(ints[1], (hi, n), t)
+            w = spin.array_at(ints[2], n if affine_w else 1, t)
+            b = spin.array_at(ints[3], n if affine_b else 1, t)
+            layer_norm_rows_serial(out[lo:], a[lo:], w, b, t(floats[0]), affine_w, affine_b)
+
+    return task.address

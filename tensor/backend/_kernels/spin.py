@@ -1,0 +1,281 @@
+"""Worker threads that wait for work by spinning in compiled code.
+
+Waking a sleeping thread goes through the kernel: about 12 us on this
+two-core machine when the other core is idle but awake, and hundreds of
+microseconds when it has gone to sleep. A 1e5-element add takes 16 us on
+one thread, so ``numba_backend.Workers`` cannot split it. torch can: its
+OpenMP threads, after a parallel loop, keep polling for the next one for a
+while before they sleep.
+
+This module does the same with nothing but numba. A worker thread calls
+``spin``, which never touches Python: it polls the ``STATE`` word of its own
+row of a shared control block. A caller claims a polling worker by swapping
+its state atomically, writes the task into the row (the address of a
+``cfunc`` kernel, its arguments and a range) and marks it ``POSTED``; the
+worker notices within a few nanoseconds, calls the kernel through its
+address, and writes the task's sequence number into ``DONE``. After about
+1 ms with no task the worker parks itself and returns to Python, where it
+sleeps on a lock until a caller wakes it. A caller never waits for a worker
+to wake: if the worker has not started its range by the time the caller has
+finished its own, the caller takes the range back (``_split``).
+
+The states of a worker, in its row's ``STATE`` word:
+
+- ``PARKED``: asleep on its lock, or on its way there. Only a caller moves
+  it out, to ``WAKING``, and then releases the lock.
+- ``WAKING``: woken, not yet polling.
+- ``SPINNING``: polling. A caller may claim it; after the polling budget
+  it parks.
+- ``PARKING``: asked to park (``park``, before other threads need the
+  core); the worker moves itself to ``PARKED``.
+- ``CLAIMED``: a caller is writing a task into the row.
+- ``POSTED``: the task is ready; the worker runs it and returns to
+  ``SPINNING``.
+
+Every transition a caller makes is a compare-and-swap, so two Python threads
+never claim one worker, and a worker that parks itself at the instant a
+caller claims it sees the claim.
+
+The atomic loads, stores and swaps, the CPU's ``pause`` hint, the
+``sched_yield`` call and the call through a kernel's address are each a few
+lines of LLVM IR (``intrinsic``): numba has no atomics of its own, and a
+plain load in a polling loop may be hoisted out of it by the optimiser.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import carray, njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
+
+# ---- a worker's row of the control block ----------------------------------------
+PARKED, WAKING, SPINNING, CLAIMED, POSTED, PARKING = 0, 1, 2, 3, 4, 5
+# SEQ numbers the tasks posted to the worker; DONE is the last one it ran;
+# TAKEN is -SEQ while the task waits, SEQ once the worker has taken it, 0 if
+# the caller took it back.
+STATE, DONE, SEQ, FN, LO, HI, TAKEN = 0, 1, 2, 3, 4, 5, 6
+ARGS = 8  # integer arguments (addresses, sizes) from here
+N_ARGS = 8
+ROW = 32  # int64 words a row: 256 bytes, so two workers never share a cache line
+FLOATS = 4  # float arguments, in a float64 block of the same rows
+
+# The signature of every task kernel: its integer and float arguments, and
+# the range [lo, hi) of the output it computes.
+TASK = types.void(types.CPointer(types.int64), types.CPointer(types.float64),
+                  types.int64, types.int64)
+
+# How long an idle worker polls: FAST_POLLS checks a pause apart (a pause is
+# about 24 ns on this machine, so about 50 us), then SLOW_POLLS checks with a
+# sched_yield and 16 pauses between them (about 1 us each, so about 1 ms),
+# which hands the core to any other thread that wants it meanwhile. (GNU
+# OpenMP, torch's, polls for a similar while: 300,000 spins by default.) A
+# shorter while measured badly: a loop whose ops come 0.3 ms apart found the
+# worker parked at every op, and so ran every op on one thread.
+FAST_POLLS = 2000
+SLOW_POLLS = 1000
+
+
+# ---- the few instructions numba does not offer ----------------------------------
+def _word(context, builder, array_type, array, index):
+    data = context.make_array(array_type)(context, builder, array).data
+    return builder.gep(data, [index])
+
+
+@intrinsic
+def _load(typingctx, words, index):
+    """``words[index]``, read atomically: the optimiser may not hoist it out of a loop."""
+    def codegen(context, builder, sig, args):
+        return builder.load_atomic(_word(context, builder, sig.args[0], *args), "acquire", 8)
+    return types.int64(words, index), codegen
+
+
+@intrinsic
+def _store(typingctx, words, index, value):
+    """``words[index] = value``, visible to the other threads after every earlier write."""
+    def codegen(context, builder, sig, args):
+        ptr = _word(context, builder, sig.args[0], args[0], args[1])
+        builder.store_atomic(args[2], ptr, "release", 8)
+        return context.get_dummy_value()
+    return types.void(words, index, value), codegen
+
+
+@intrinsic
+def _swap(typingctx, words, index, expected, new):
+    """Set ``words[index]`` to ``new`` if it holds ``expected``, atomically; whether it did."""
+    def codegen(context, builder, sig, args):
+        ptr = _word(context, builder, sig.args[0], args[0], args[1])
+        result = builder.cmpxchg(ptr, args[2], args[3], "acq_rel", "acquire")
+        return builder.extract_value(result, 1)
+    return types.boolean(words, index, expected, new), codegen
+
+
+def _external(name, return_type):
+    @intrinsic
+    def call(typingctx):
+        def codegen(context, builder, sig, args):
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(return_type, []),
+                                                name)
+            builder.call(fn, [])
+            return context.get_dummy_value()
+        return types.void(), codegen
+    return call
+
+
+_pause = _external("llvm.x86.sse2.pause", ir.VoidType())  # "I am polling": spare the core
+_yield = _external("sched_yield", ir.IntType(32))  # let another thread run on this core
+
+
+@intrinsic
+def _call(typingctx, fn, ints, floats, lo, hi):
+    """Call the ``TASK`` kernel at address ``fn`` on these arguments."""
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        task = ir.FunctionType(ir.VoidType(), [i64.as_pointer(), ir.DoubleType().as_pointer(),
+                                               i64, i64])
+        kernel = builder.inttoptr(args[0], task.as_pointer())
+        builder.call(kernel, [builder.inttoptr(args[1], i64.as_pointer()),
+                              builder.inttoptr(args[2], ir.DoubleType().as_pointer()),
+                              args[3], args[4]])
+        return context.get_dummy_value()
+    return types.void(fn, ints, floats, lo, hi), codegen
+
+
+@intrinsic
+def address_as_pointer(typingctx, address):
+    """An integer address as a ``void*``, for ``numba.carray`` inside a task kernel."""
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+    return types.voidptr(address), codegen
+
+
+def array_at(address, shape, dtype):
+    """The C-contiguous array of ``shape`` (an int or a tuple) and ``dtype`` at
+    ``address``: how a task kernel finds its arrays (compiled only: the overload
+    below)."""
+
+
+@overload(array_at)
+def _array_at(address, shape, dtype):
+    return lambda address, shape, dtype: carray(address_as_pointer(address), shape, dtype)
+
+
+# ---- the worker's side ---------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def spin(ctl, floats, w):
+    """Worker ``w``'s loop: run posted tasks until it parks (then return to Python)."""
+    row = ctl[w]
+    idle = 0
+    while True:
+        state = _load(row, STATE)
+        if state == POSTED:
+            seq = row[SEQ]
+            if _swap(row, TAKEN, -seq, seq):  # else the caller took the range back
+                _call(row[FN], row[ARGS:].ctypes.data, floats[w].ctypes.data, row[LO], row[HI])
+                _store(row, DONE, seq)
+            _store(row, STATE, SPINNING)
+            idle = 0
+        elif state == WAKING:
+            _swap(row, STATE, WAKING, SPINNING)
+            idle = 0
+        elif state == PARKING:  # a caller asks it to park
+            if _swap(row, STATE, PARKING, PARKED):
+                return
+        elif state == PARKED:  # (only when called without being woken)
+            return
+        elif state == CLAIMED:
+            _pause()
+        else:  # SPINNING, with nothing to do
+            idle += 1
+            if idle < FAST_POLLS:
+                _pause()
+            elif idle < FAST_POLLS + SLOW_POLLS:
+                _yield()
+                for _ in range(16):
+                    _pause()
+            elif _swap(row, STATE, SPINNING, PARKED):
+                return
+
+
+# ---- the caller's side ---------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def park(ctl) -> None:
+    """Ask every polling worker to park, so that its core is free (BLAS, OpenMP). Only
+    the worker itself moves to ``PARKED``, on its way to its lock: so a caller
+    that finds it ``PARKED`` and releases the lock releases it once."""
+    for w in range(ctl.shape[0]):
+        _swap(ctl[w], STATE, SPINNING, PARKING)
+
+
+@njit(cache=True, nogil=True)
+def _split(ctl, floats, fn, ints, flts, n, parts):
+    """Run the ``TASK`` kernel ``fn`` over [0, n) in up to ``parts`` equal ranges: the
+    first on this thread, the others posted to workers that are polling or waking.
+    Returns the mask of the parked workers it moved to ``WAKING``, whose locks
+    the caller must release: they will be polling for the next call.
+
+    A worker that has not started its range by the time this thread has done
+    its own is too late: this thread takes the range back (the ``TAKEN`` word
+    decides who runs it) and runs it itself. So a call never waits for a
+    worker to wake, only for one that is already running a range."""
+    workers = ctl.shape[0]
+    posted = np.zeros(workers, np.bool_)
+    count, woken = 0, 0
+    for w in range(workers):
+        if count + 1 >= parts:
+            break
+        row = ctl[w]
+        if _swap(row, STATE, SPINNING, CLAIMED) or _swap(row, STATE, WAKING, CLAIMED):
+            posted[w] = True
+            count += 1
+        elif _swap(row, STATE, PARKED, WAKING):
+            woken |= 1 << w
+    # What this call posted, kept here: once a worker is done with our task
+    # another caller may post to it, and its row then describes that task.
+    seqs = np.zeros(workers, np.int64)
+    bounds = np.zeros((workers, 2), np.int64)
+    part = 1
+    for w in range(workers):
+        if posted[w]:
+            row = ctl[w]
+            row[ARGS:ARGS + N_ARGS] = ints
+            floats[w, :FLOATS] = flts
+            row[FN] = fn
+            bounds[w, 0] = row[LO] = n * part // (count + 1)
+            bounds[w, 1] = row[HI] = n * (part + 1) // (count + 1)
+            seqs[w] = row[SEQ] = row[SEQ] + 1
+            row[TAKEN] = -seqs[w]  # "not taken yet", for this task only
+            _store(row, STATE, POSTED)
+            part += 1
+    _call(fn, ints.ctypes.data, flts.ctypes.data, 0, n // (count + 1))
+    for w in range(workers):
+        if posted[w]:
+            row = ctl[w]
+            if _swap(row, TAKEN, -seqs[w], 0):  # not started: ours
+                _call(fn, ints.ctypes.data, flts.ctypes.data, bounds[w, 0], bounds[w, 1])
+                continue
+            polls = 0
+            while _load(row, DONE) < seqs[w]:  # DONE only grows
+                polls += 1
+                if polls < FAST_POLLS:
+                    _pause()
+                else:
+                    _yield()
+    return woken
+
+
+@njit(cache=True, nogil=True)
+def split(ctl, floats, fn, n, parts, out, a, b, c, k0, k1, f0):
+    """Run task kernel ``fn`` over [0, n) in up to ``parts`` ranges (``_split``).
+
+    Its arguments: the addresses of four arrays (``out`` first; a task that
+    needs fewer is passed one of them again), two integers and a float, in
+    that order in the task's integer and float arguments."""
+    ints = np.empty(N_ARGS, np.int64)
+    ints[0], ints[1] = out.ctypes.data, a.ctypes.data
+    ints[2], ints[3] = b.ctypes.data, c.ctypes.data
+    ints[4], ints[5] = k0, k1
+    flts = np.empty(FLOATS)
+    flts[0] = f0
+    return _split(ctl, floats, fn, ints, flts, n, parts)

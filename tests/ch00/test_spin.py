@@ -1,0 +1,197 @@
+"""The spinning workers (tensor/backend/_kernels/spin.py, _spinning.py).
+
+A contiguous elementwise op, a whole-array or last-dim reduction, softmax
+and layer_norm share their range with worker threads that poll for tasks.
+These tests hold what the callers rely on: a shared op gives the serial
+op's answer; the workers do run ranges; a worker that is parked or late is
+never waited for (its range is taken back); several Python threads may
+share ops at once; and the workers can be parked, switched off, and are
+started afresh in a forked child.
+"""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from tensor.backend import numba_backend as nb
+from tensor.backend import numpy_backend as reference
+from tensor.backend._kernels import elementwise as ew
+from tensor.backend._kernels import spin
+from tensor.backend._spinning import SPINNERS
+
+needs_a_worker = pytest.mark.skipif(SPINNERS.ctl.shape[0] == 0,
+                                    reason="numba runs one thread here: no spinning worker")
+
+
+@pytest.fixture
+def shared(monkeypatch):
+    """Share every op from its first element-copies on."""
+    monkeypatch.setattr(nb, "SPIN_MIN", 1)
+
+
+def data(n, dtype=np.float32, seed=0):
+    return (np.random.default_rng(seed).standard_normal(n) * 10).astype(dtype)
+
+
+def repeat(fn, times=20):
+    """``fn()`` several times, so that later calls meet a polling worker; the last result,
+    after checking every result was the same."""
+    first = fn()
+    for _ in range(times - 1):
+        again = fn()
+        np.testing.assert_array_equal(again, first)
+    return first
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_shared_elementwise_ops_equal_numpy(shared, dtype):
+    a, b = data(100_003, dtype), data(100_003, dtype, seed=1)
+    for op in ("add", "mul", "maximum", "gt"):
+        np.testing.assert_array_equal(repeat(lambda op=op: nb.binary(op, a, b)),
+                                      reference.binary(op, a, b))
+    two = np.array(2, dtype)
+    np.testing.assert_array_equal(repeat(lambda: nb.binary("sub", a, two)), a - two)
+    np.testing.assert_array_equal(repeat(lambda: nb.binary("sub", two, a)), two - a)
+    np.testing.assert_array_equal(repeat(lambda: nb.unary("neg", a)), -a)
+
+
+def test_shared_reductions_and_rows_equal_the_serial_kernels(shared, monkeypatch):
+    a = data(200_000).reshape(200, 1000)
+    w, b = data(1000, seed=2), data(1000, seed=3)
+    cases = {
+        "sum all": lambda: nb.reduce("sum", a, (), False),
+        "amax all": lambda: nb.reduce("amax", a, (), False),
+        "mean dim -1": lambda: nb.reduce("mean", a, (1,), False),
+        "amin dim -1": lambda: nb.reduce("amin", a, (1,), False),
+        "softmax": lambda: nb.softmax(a, 1),
+        "log_softmax": lambda: nb.log_softmax(a, 1),
+        "layer_norm": lambda: nb.layer_norm(a, 1, w, b, 1e-5),
+        "layer_norm, no affine": lambda: nb.layer_norm(a, 1, None, None, 1e-5),
+    }
+    shared_results = {name: repeat(fn) for name, fn in cases.items()}
+    monkeypatch.setattr(nb, "SPIN_MIN", 1 << 60)
+    for name, fn in cases.items():
+        # Each chunk and row is computed the same way on any thread: equal, not close.
+        np.testing.assert_array_equal(shared_results[name], fn(), err_msg=name)
+
+
+@needs_a_worker
+def test_a_polling_worker_runs_ranges(shared):
+    a, b = data(200_000), data(200_000, seed=1)
+    ran = SPINNERS.ctl[0, spin.DONE]
+    deadline = time.monotonic() + 20
+    while SPINNERS.ctl[0, spin.DONE] == ran:  # a loaded machine may need a few calls
+        assert time.monotonic() < deadline, f"no range run: {SPINNERS.ctl[0, :8]}"
+        results = [nb.binary("add", a, b) for _ in range(20)]  # back to back
+        for r in results:
+            np.testing.assert_array_equal(r, a + b)
+
+
+def split_add_by_hand(ctl, a, b):
+    """``a + b`` through ``spin.split`` with a control block of our own (no threads)."""
+    out = np.zeros_like(a)
+    task = ew.flat_task("add", "zip", a.dtype, out.dtype)
+    floats = np.zeros((ctl.shape[0], spin.FLOATS))
+    woken = spin.split(ctl, floats, task, a.size, ctl.shape[0] + 1, out, a, b, a, 0, 0, 0.0)
+    return out, woken
+
+
+def test_a_worker_that_does_not_start_has_its_range_taken_back():
+    ctl = np.zeros((2, spin.ROW), np.int64)
+    ctl[:, spin.STATE] = spin.WAKING  # woken, but no thread will ever come
+    a, b = data(1001), data(1001, seed=1)
+    out, woken = split_add_by_hand(ctl, a, b)
+    np.testing.assert_array_equal(out, a + b)
+    assert woken == 0
+    assert (ctl[:, spin.STATE] == spin.POSTED).all()  # posted to both ...
+    assert (ctl[:, spin.TAKEN] == 0).all()  # ... and both ranges run by the caller
+    assert (ctl[:, spin.LO] > 0).all() and ctl[1, spin.HI] == a.size
+
+
+def test_parked_workers_are_woken_not_waited_for():
+    ctl = np.zeros((3, spin.ROW), np.int64)  # every worker PARKED
+    a, b = data(999), data(999, seed=1)
+    out, woken = split_add_by_hand(ctl, a, b)
+    np.testing.assert_array_equal(out, a + b)
+    assert woken == 0b111  # the caller must release their three locks
+    assert (ctl[:, spin.STATE] == spin.WAKING).all()
+
+
+def test_park_asks_only_a_polling_worker():
+    ctl = np.zeros((6, spin.ROW), np.int64)
+    states = [spin.PARKED, spin.WAKING, spin.SPINNING, spin.CLAIMED, spin.POSTED, spin.PARKING]
+    ctl[:, spin.STATE] = states
+    spin.park(ctl)  # the worker itself then moves to PARKED, on its way to its lock
+    assert ctl[:, spin.STATE].tolist() == [spin.PARKED, spin.WAKING, spin.PARKING,
+                                           spin.CLAIMED, spin.POSTED, spin.PARKING]
+
+
+@needs_a_worker
+def test_a_parked_worker_is_woken_by_the_next_op(shared):
+    a = data(100_000)
+    nb.unary("neg", a)
+    SPINNERS.park()
+    deadline = time.monotonic() + 10
+    while SPINNERS.ctl[0, spin.STATE] != spin.PARKED:  # it sees the request, then sleeps
+        assert time.monotonic() < deadline, SPINNERS.ctl[0, :8]
+    np.testing.assert_array_equal(nb.unary("neg", a), -a)
+    assert SPINNERS.ctl[0, spin.STATE] != spin.PARKED  # woken for the ops to come
+
+
+def test_several_python_threads_share_ops_at_once(shared):
+    errors = []
+
+    def caller(seed):
+        try:
+            a, b = data(50_000, seed=seed), data(50_000, seed=seed + 100)
+            for _ in range(50):
+                np.testing.assert_array_equal(nb.binary("add", a, b), a + b)
+                np.testing.assert_array_equal(nb.reduce("amax", a, (), False), a.max())
+        except BaseException as e:  # reported below, in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=caller, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def run_python(code: str, **env) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, **env), timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_TENSOR_SPIN_0_means_no_spinning_workers():
+    code = ("import numpy as np, threading\n"
+            "from tensor.backend import numba_backend as nb\n"
+            "from tensor.backend._spinning import SPINNERS\n"
+            "a = np.arange(300_000, dtype=np.float32)\n"
+            "assert (nb.binary('add', a, a) == a + a).all()\n"
+            "print(SPINNERS.ctl.shape[0], "
+            "sum(t.name.startswith('tensor-spin') for t in threading.enumerate()))")
+    assert run_python(code, TENSOR_SPIN="0") == "0 0"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX")
+def test_a_forked_child_starts_without_the_parents_workers():
+    code = ("import os, numpy as np\n"
+            "from tensor.backend import numba_backend as nb\n"
+            "from tensor.backend._spinning import SPINNERS\n"
+            "a = np.arange(300_000, dtype=np.float32)\n"
+            "for _ in range(50): nb.binary('add', a, a)\n"  # the parent's worker polls
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    ok = all((nb.binary('add', a, a) == a + a).all() for _ in range(50))\n"
+            "    os._exit(0 if ok and SPINNERS.ctl[:, 0].sum() >= 0 else 1)\n"
+            "_, status = os.waitpid(pid, 0)\n"
+            "print(os.waitstatus_to_exitcode(status))")
+    assert run_python(code) == "0"
