@@ -222,6 +222,30 @@ def compile_kernel(name: str, source: str) -> Any:
 # --8<-- [end:compile_kernel]
 
 
+def kernel_task(kernel: Any, out_dtype: np.dtype, in_dtypes: tuple[np.dtype, ...]) -> int:
+    """``kernel(out, *inputs)`` as a cfunc of tensor's ``spin.TASK`` signature, for the
+    polling workers: the arrays' addresses arrive in its integer arguments, in
+    ``numba_backend.spread``'s order (the output first)."""
+    import numba
+
+    from tensor.backend._kernels.spin import TASK, array_at
+
+    dtypes = [np.dtype(out_dtype).type] + [np.dtype(d).type for d in in_dtypes]
+    t0, t1, t2, t3 = dtypes + dtypes[-1:] * (4 - len(dtypes))  # numba reads each as a constant
+    if len(in_dtypes) == 1:
+        def task(ints, floats, lo, hi):
+            kernel(array_at(ints[0], hi, t0)[lo:], array_at(ints[1], hi, t1)[lo:])
+    elif len(in_dtypes) == 2:
+        def task(ints, floats, lo, hi):
+            kernel(array_at(ints[0], hi, t0)[lo:], array_at(ints[1], hi, t1)[lo:],
+                   array_at(ints[2], hi, t2)[lo:])
+    else:
+        def task(ints, floats, lo, hi):
+            kernel(array_at(ints[0], hi, t0)[lo:], array_at(ints[1], hi, t1)[lo:],
+                   array_at(ints[2], hi, t2)[lo:], array_at(ints[3], hi, t3)[lo:])
+    return numba.cfunc(TASK, error_model="numpy")(task).address
+
+
 _FRAMEWORKS: dict[type, Any] = {}  # tensor type -> its framework adapter
 
 
@@ -303,6 +327,7 @@ class FusedKernel:
         self.reads = reads  # inputs the kernel reads; any after them are spare buffers
         self.work = work  # cost of one element, in copies (``work_per_element``): threads
         self.kernel = compile_kernel(name, source)
+        self._tasks: dict[tuple, int] = {}  # dtypes -> address of the kernel as a task
 
     def take_buffer(self, arrays: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
         """Where the result goes: the planned buffer when it fits, else a new one."""
@@ -323,16 +348,29 @@ class FusedKernel:
         flat_out = out.reshape(-1)
         flat_in = [flat_operand(a, shape) for a in read]
         kernel = self.kernel
-        threads = numba_backend.thread_count(flat_out.size, self.work)
-        if threads == 1:
+        copies = flat_out.size * self.work
+        if copies < numba_backend.SPIN_MIN:
             kernel(flat_out, *flat_in)
+        elif len(flat_in) <= 3:
+            # Shared with tensor's polling workers, as its own elementwise ops
+            # are: they call the kernel through a cfunc (``_task``).
+            task = self._task(flat_out.dtype, tuple(a.dtype for a in flat_in))
+            numba_backend.spread(task, flat_out.size, copies, flat_out, *flat_in)
         else:
             # The kernel releases the GIL: large outputs are split in ranges run
             # on a few threads, each range a slice of every flat operand.
             numba_backend.in_ranges(
                 lambda lo, hi: kernel(flat_out[lo:hi], *(a[lo:hi] for a in flat_in)),
-                flat_out.size, threads)
+                flat_out.size, numba_backend.thread_count(flat_out.size, self.work))
         return _from_numpy_like(inputs[0], out)
+
+    def _task(self, out_dtype: np.dtype, in_dtypes: tuple[np.dtype, ...]) -> int:
+        """The address of a ``spin.TASK`` cfunc that runs the kernel on [lo, hi) of
+        the output and of (up to three) inputs of these dtypes, compiled once."""
+        key = (out_dtype, in_dtypes)
+        if key not in self._tasks:
+            self._tasks[key] = kernel_task(self.kernel, out_dtype, in_dtypes)
+        return self._tasks[key]
 
     def __repr__(self) -> str:
         return f"<FusedKernel {self.__name__}>"

@@ -269,3 +269,27 @@ def test_integer_powers_cost_nothing_extra_and_a_float_power_does():
     assert_close(compiled(x), powers(x))
     (fused,) = fused_nodes(only_entry(compiled))
     assert fused.target.work == pytest.approx(1.0 + kernel.EXTRA_WORK["pow"])
+
+
+def four_inputs(x, y, z, w):
+    return tensor.sigmoid(x) * y + z - w
+
+
+@pytest.mark.parametrize("fn, inputs", [(sigmoid_mul_add, 2), (four_inputs, 4)])
+def test_a_large_kernel_shares_its_ranges_and_equals_eager(fn, inputs, monkeypatch):
+    """From SPIN_MIN copies a flat kernel of up to three inputs runs as a task of
+    the polling workers (a cfunc, ``kernel_task``); with more inputs it hands
+    ranges to the Workers threads. Either way the result is eager's."""
+    backend = kernel.numba_backend
+    monkeypatch.setattr(backend, "SPIN_MIN", 1)
+    spread, shared = backend.spread, []
+    monkeypatch.setattr(backend, "spread", lambda *a, **k: (shared.append(a[1]),
+                                                             spread(*a, **k)))
+    compiled = minifx.compile(fn, backend="numba")
+    xs = [tensor.randn(1000, 100) for _ in range(inputs)]
+    compiled(*xs)  # the first call runs the graph eagerly to find shapes and dtypes
+    for _ in range(5):
+        before = len(shared)
+        got = compiled(*xs)  # one fused kernel: shared once, or not at all
+        assert shared[before:] == ([100_000] if inputs <= 3 else [])
+        assert_close(got, fn(*xs))
