@@ -1,24 +1,22 @@
-"""Benchmark: from what size should a reduction or an elementwise op use a second thread?
+"""Benchmark: from what size should an op share its work with a second thread?
 
     .venv/bin/python benchmarks/reduce_threshold.py          # 3 rounds
     .venv/bin/python benchmarks/reduce_threshold.py --rounds 5
 
-`tensor`'s reductions have a serial and a parallel kernel for each of their
-two contiguous shapes: a whole array (``reduce_chunks_*``, partial sums per
-chunk) and the rows of a 2-d array (``reduce_rows*``). Waking numba's threads
-costs tens of microseconds, so below some size the serial kernel wins. This
-script times both kernels of both shapes at sizes from 3e4 to 4e6 elements,
-each variant in a fresh process (the way a user's first call meets idle
-threads), alternating, and reports the median over rounds, the ratio parallel
-/ serial, and the smallest size from which parallel wins at every larger size.
-``PARALLEL_CHUNKS_MIN`` and ``PARALLEL_ROWS_MIN`` in
-tensor/backend/_kernels/reduce.py are set from that line.
-
-The elementwise ops split differently: ``numba_backend.in_ranges`` hands
-half of the output to a persistent worker thread (woken by a lock) and
-computes the other half itself. The ``add`` columns time a float32 add into
-a preallocated output on one thread and split that way, which sets
-``PARALLEL_MIN`` and ``_SPLIT`` in tensor/backend/numba_backend.py.
+The numba backend shares a contiguous elementwise op, a whole-array
+reduction (its chunks), a last-dim reduction, softmax and layer_norm (their
+rows) with the spinning workers of ``tensor/backend/_kernels/spin.py``, from
+``SPIN_MIN`` element-copies on (``numba_backend.py``). This script times
+three of them through the backend, as a user calls them: a float32 add, a
+whole-array sum (``chunks``) and the row sums of rows of 1024 (``rows``), on
+this thread alone (``SPIN_MIN`` out of reach) and shared (``SPIN_MIN`` 1),
+at sizes from 8,192 to 16,777,216 elements. Each variant runs in its own
+process, alternating, and the calls of a sample run back to back, so the
+worker is polling, as it is in a loop of ops. It reports the medians over
+rounds, the ratio shared / serial, and the smallest size from which sharing
+wins at every larger size; ``SPIN_MIN`` is set from the add's line, and
+``_SHARED_CHUNKS`` (how many chunks a whole-array reduction needs before it
+is shared) from the sum's.
 
 The table is written to ``lessons/_generated/reduce_threshold.md``.
 """
@@ -31,14 +29,15 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 OUT = ROOT / "lessons" / "_generated" / "reduce_threshold.md"
-SIZES = [1 << k for k in range(15, 25)]  # 32768 ... 16777216
-VARIANTS = ("chunks serial", "chunks parallel", "rows serial", "rows parallel",
-            "add serial", "add parallel")
+SIZES = [1 << k for k in range(13, 25)]  # 8192 ... 16777216
+VARIANTS = ("chunks serial", "chunks shared", "rows serial", "rows shared",
+            "add serial", "add shared")
 SHAPES = ("chunks", "rows", "add")
 
 
@@ -48,37 +47,32 @@ def worker(variant: str) -> None:
     sys.path.insert(0, str(HERE))
     from speed import median_seconds
 
-    from tensor.backend._kernels import reduce as rd
+    from tensor.backend import numba_backend as nb
 
     shape, mode = variant.split()
+    nb.SPIN_MIN = 1 if mode == "shared" else 1 << 60
+    nb._SHARED_CHUNKS = 2  # a whole-array sum shared from two chunks on, to find the line
     results = {}
     for n in SIZES:
         a = np.random.default_rng(0).standard_normal(n).astype(np.float32)
         if shape == "add":
-            from tensor.backend import numba_backend as nb
-            from tensor.backend._kernels import elementwise as ew
+            b = a[::-1].copy()
 
-            kernel, b, o = ew.zip_kernel(nb._SCALAR["add"]), a[::-1].copy(), np.empty_like(a)
-            length, unit = np.array([n], np.int64), np.ones(1, np.int64)
-
-            def part(lo, hi, kernel=kernel, o=o, a=a, b=b, length=length, unit=unit):
-                kernel(o, lo, hi, length, a, 0, unit, b, 0, unit)
-
-            def run(part=part, n=n, k=2 if mode == "parallel" else 1):
-                nb.in_ranges(part, n, k)
+            def run(a=a, b=b):
+                nb.binary("add", a, b)
         elif shape == "chunks":
-            partial = np.empty(rd.partial_count(n), np.float32)
-            kernel = rd.reduce_chunks_parallel if mode == "parallel" else rd.reduce_chunks_serial
 
-            def run(kernel=kernel, partial=partial, a=a):
-                kernel(0, partial, a)
+            def run(a=a):
+                nb.reduce("sum", a, (), False)
         else:
             rows = a.reshape(-1, 1024)
-            out = np.empty(rows.shape[0], np.float32)
-            kernel = rd.reduce_rows if mode == "parallel" else rd.reduce_rows_serial
 
-            def run(kernel=kernel, out=out, rows=rows):
-                kernel(0, out, rows)
+            def run(rows=rows):
+                nb.reduce("sum", rows, (1,), False)
+        if n == SIZES[0]:  # a core that has been idle runs slowly for ~0.3 s: warm both up
+            start = time.perf_counter()
+            while time.perf_counter() - start < 0.5:
+                run()
         results[n] = median_seconds(run, 0.2)
     print(json.dumps(results))
 
@@ -109,11 +103,12 @@ def main() -> None:
             for n, t in json.loads(done.stdout.strip().splitlines()[-1]).items():
                 found[variant][int(n)].append(t)
             print(f"round {r + 1}/{args.rounds}: {variant}", flush=True)
-    lines = [f"Medians of {args.rounds} rounds, each kernel in its own process, written by "
-             "`benchmarks/reduce_threshold.py` (a float32 sum: whole, or rows of 1024; a "
-             "float32 add into a preallocated output, on one thread or split in two). " + load,
+    lines = [f"Medians of {args.rounds} rounds, each variant in its own process, written by "
+             "`benchmarks/reduce_threshold.py` (a float32 add, a whole-array sum and row "
+             "sums of rows of 1024, through the numba backend, on one thread or shared "
+             "with the spinning worker). " + load,
              "", "| elements | " + " | ".join(
-                 f"{shape} serial | {shape} parallel | parallel / serial" for shape in SHAPES)
+                 f"{shape} serial | {shape} shared | shared / serial" for shape in SHAPES)
              + " |",
              "|---:" + "|---:|---:|---:" * len(SHAPES) + "|"]
     ratios: dict = {shape: {} for shape in SHAPES}
@@ -121,7 +116,7 @@ def main() -> None:
         cells = [f"{n:,}"]
         for shape in SHAPES:
             s = statistics.median(found[f"{shape} serial"][n])
-            p = statistics.median(found[f"{shape} parallel"][n])
+            p = statistics.median(found[f"{shape} shared"][n])
             ratios[shape][n] = p / s
             cells += [fmt(s), fmt(p), f"{p / s:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
@@ -129,7 +124,7 @@ def main() -> None:
     for shape in SHAPES:
         wins = [n for n in SIZES if all(ratios[shape][m] < 1 for m in SIZES if m >= n)]
         first = f"{min(wins):,} elements" if wins else "no size measured"
-        lines.append(f"- {shape}: parallel wins from {first} on.")
+        lines.append(f"- {shape}: sharing wins from {first} on.")
     OUT.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

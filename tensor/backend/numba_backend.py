@@ -235,8 +235,8 @@ def _share(op: str, operands: str, copies: float, o: np.ndarray, a: np.ndarray, 
 
 
 def spread(task: int, units: int, copies: float, out: np.ndarray, a: np.ndarray,
-            b: np.ndarray | None = None, c: np.ndarray | None = None,
-            k0: int = 0, k1: int = 0, f0: float = 0.0) -> None:
+           b: np.ndarray | None = None, c: np.ndarray | None = None,
+           k0: int = 0, k1: int = 0, f0: float = 0.0) -> None:
     """Task kernel ``task`` over ``units`` (elements, rows or chunks) of ``copies``
     element-copies in all, on this thread and the polling workers: one part per
     ``SPIN_MIN`` copies (``spin.split`` lays out the arguments)."""
@@ -412,12 +412,19 @@ def _out_shape(a: np.ndarray, reduced, keepdim: bool) -> tuple[int, ...]:
 _REDUCE_COST = {code: _COST[op] for op, code in _REDUCE_CODE.items()}
 
 
+# Chunks from which a whole-array reduction is shared: with two chunks, one
+# each, the partial array and the combining cost more than the second thread
+# saves (``benchmarks/reduce_threshold.py``: a sum shared won from 131,072
+# elements on, and lost at 65,536).
+_SHARED_CHUNKS = 4
+
+
 def _reduce_all(code: int, flat: np.ndarray):
     """Contiguous 1-d ``flat`` reduced to one value: a partial result per ``rd.CHUNK``,
     the chunks shared with the spinning workers, then combined here."""
     n = flat.size
     copies = n * _REDUCE_COST[code]
-    if copies < SPIN_MIN or n <= rd.CHUNK:
+    if copies < SPIN_MIN or n < _SHARED_CHUNKS * rd.CHUNK:
         return rd.reduce_all_serial(code, flat)
     partial = np.empty(rd.partial_count(n), flat.dtype)
     spread(rd.chunks_task(flat.dtype), partial.size, copies, partial, flat, k0=n, k1=code)

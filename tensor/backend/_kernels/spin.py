@@ -44,6 +44,9 @@ plain load in a polling loop may be hoisted out of it by the optimiser.
 
 from __future__ import annotations
 
+import platform
+import sys
+
 import numpy as np
 from llvmlite import ir
 from numba import carray, njit, types
@@ -112,19 +115,24 @@ def _swap(typingctx, words, index, expected, new):
 
 
 def _external(name, return_type):
+    """An intrinsic calling the function ``name`` (no arguments); a no-op for None."""
     @intrinsic
     def call(typingctx):
         def codegen(context, builder, sig, args):
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(return_type, []),
-                                                name)
-            builder.call(fn, [])
+            if name is not None:
+                fn = cgutils.get_or_insert_function(
+                    builder.module, ir.FunctionType(return_type, []), name)
+                builder.call(fn, [])
             return context.get_dummy_value()
         return types.void(), codegen
     return call
 
 
-_pause = _external("llvm.x86.sse2.pause", ir.VoidType())  # "I am polling": spare the core
-_yield = _external("sched_yield", ir.IntType(32))  # let another thread run on this core
+# "I am polling": spares the core's resources on x86 (the loop works without it).
+_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+_pause = _external("llvm.x86.sse2.pause" if _X86 else None, ir.VoidType())
+# Lets another thread run on this core (POSIX; Windows has no sched_yield).
+_yield = _external(None if sys.platform == "win32" else "sched_yield", ir.IntType(32))
 
 
 @intrinsic
