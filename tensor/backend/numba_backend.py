@@ -451,10 +451,10 @@ def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.n
         if not dims or len(dims) == a.ndim:
             # The whole array: partial results per CHUNK, combined (``_reduce_all``).
             value = _reduce_all(code, a.reshape(-1))
-            out = np.full((1,) * a.ndim if keepdim else (), value, a.dtype)
+            out = np.array(value, a.dtype)  # 0-d: a quarter of np.full's cost
             if op == "mean":
                 out /= a.size
-            return out
+            return out.reshape((1,) * a.ndim) if keepdim else out
         if len(dims) == 1 and dims[0] == a.ndim - 1:
             # The last dim: each row in one run, no index math.
             n = a.shape[-1]
