@@ -23,13 +23,16 @@ from ._kernels import spin
 
 class Spinners:
     """``numba.get_num_threads() - 1`` spinning workers, started on first use
-    (none when the environment sets ``TENSOR_SPIN=0``: every op then runs on
-    the calling thread, or on ``numba_backend.Workers`` above ``PARALLEL_MIN``)."""
+    (none when the environment sets ``TENSOR_SPIN=0``: the ops then split their
+    ranges over ``numba_backend.Workers`` from ``PARALLEL_MIN``, as before)."""
 
     def __init__(self) -> None:
         self._start = threading.Lock()
         self._locks: list[threading.Lock] = []
-        workers = numba.get_num_threads() - 1 if os.environ.get("TENSOR_SPIN", "1") != "0" else 0
+        # At most 63: ``spin._split`` reports the workers it woke as bits of an int64.
+        workers = min(numba.get_num_threads() - 1, 63)
+        if os.environ.get("TENSOR_SPIN", "1") == "0":
+            workers = 0
         self.ctl = np.zeros((workers, spin.ROW), np.int64)  # every worker PARKED
         self.floats = np.zeros((workers, spin.FLOATS), np.float64)
 

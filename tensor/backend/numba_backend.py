@@ -241,9 +241,13 @@ def spread(task: int, units: int, copies: float, out: np.ndarray, a: np.ndarray,
     element-copies in all, on this thread and the polling workers: one part per
     ``SPIN_MIN`` copies (``spin.split`` lays out the arguments)."""
     pool = SPINNERS
+    b, c = a if b is None else b, a if c is None else c
+    if not pool.ctl.shape[0]:  # no polling workers (TENSOR_SPIN=0): threads woken by a lock
+        in_parallel(lambda lo, hi: spin.run(task, lo, hi, out, a, b, c, k0, k1, f0), units,
+                    copies / units)
+        return
     parts = min(pool.ctl.shape[0] + 1, int(copies) // SPIN_MIN, units)
-    woken = spin.split(pool.ctl, pool.floats, task, units, parts, out, a,
-                       a if b is None else b, a if c is None else c, k0, k1, f0)
+    woken = spin.split(pool.ctl, pool.floats, task, units, parts, out, a, b, c, k0, k1, f0)
     if woken:
         pool.wake(woken)
 

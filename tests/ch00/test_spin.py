@@ -171,14 +171,18 @@ def run_python(code: str, **env) -> str:
 
 
 def test_TENSOR_SPIN_0_means_no_spinning_workers():
-    code = ("import numpy as np, threading\n"
+    """Without them, a large op still splits: over the Workers threads, woken by a lock."""
+    code = ("import numpy as np, numba, threading\n"
             "from tensor.backend import numba_backend as nb\n"
             "from tensor.backend._spinning import SPINNERS\n"
-            "a = np.arange(300_000, dtype=np.float32)\n"
+            "a = np.arange(3_000_000, dtype=np.float32)\n"
             "assert (nb.binary('add', a, a) == a + a).all()\n"
-            "print(SPINNERS.ctl.shape[0], "
-            "sum(t.name.startswith('tensor-spin') for t in threading.enumerate()))")
-    assert run_python(code, TENSOR_SPIN="0") == "0 0"
+            "assert np.allclose(nb.reduce('sum', a.reshape(3000, 1000), (1,), False), "
+            "a.reshape(3000, 1000).sum(1, dtype=np.float64), rtol=1e-6)\n"
+            "names = [t.name for t in threading.enumerate()]\n"
+            "print(SPINNERS.ctl.shape[0], sum(n.startswith('tensor-spin') for n in names), "
+            "sum(n == 'tensor-kernel' for n in names) == numba.get_num_threads() - 1)")
+    assert run_python(code, TENSOR_SPIN="0") == "0 0 True"
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX")

@@ -273,17 +273,31 @@ def _split(ctl, floats, fn, ints, flts, n, parts):
     return woken
 
 
-@njit(cache=True, nogil=True)
-def split(ctl, floats, fn, n, parts, out, a, b, c, k0, k1, f0):
-    """Run task kernel ``fn`` over [0, n) in up to ``parts`` ranges (``_split``).
-
-    Its arguments: the addresses of four arrays (``out`` first; a task that
-    needs fewer is passed one of them again), two integers and a float, in
-    that order in the task's integer and float arguments."""
+@njit(inline="always")
+def _arguments(out, a, b, c, k0, k1, f0):
+    """A task's integer and float arguments: the addresses of four arrays (``out``
+    first; a task that needs fewer is passed one of them again), two integers
+    and a float, in that order."""
     ints = np.empty(N_ARGS, np.int64)
     ints[0], ints[1] = out.ctypes.data, a.ctypes.data
     ints[2], ints[3] = b.ctypes.data, c.ctypes.data
     ints[4], ints[5] = k0, k1
     flts = np.empty(FLOATS)
     flts[0] = f0
+    return ints, flts
+
+
+@njit(cache=True, nogil=True)
+def split(ctl, floats, fn, n, parts, out, a, b, c, k0, k1, f0):
+    """Run task kernel ``fn`` over [0, n) in up to ``parts`` ranges (``_split``), on
+    the arguments ``_arguments`` lays out."""
+    ints, flts = _arguments(out, a, b, c, k0, k1, f0)
     return _split(ctl, floats, fn, ints, flts, n, parts)
+
+
+@njit(cache=True, nogil=True)
+def run(fn, lo, hi, out, a, b, c, k0, k1, f0):
+    """Run task kernel ``fn`` over [lo, hi) on this thread: how a task runs when no
+    worker polls (``TENSOR_SPIN=0``), on threads woken by a lock."""
+    ints, flts = _arguments(out, a, b, c, k0, k1, f0)
+    _call(fn, ints.ctypes.data, flts.ctypes.data, lo, hi)
