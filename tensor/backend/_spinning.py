@@ -22,17 +22,20 @@ from ._kernels import spin
 
 
 class Spinners:
-    """``numba.get_num_threads() - 1`` spinning workers, started on first use
-    (none when the environment sets ``TENSOR_SPIN=0``: the ops then split their
-    ranges over ``numba_backend.Workers`` from ``PARALLEL_MIN``, as before)."""
+    """``workers`` spinning workers, started on first use. By default
+    ``numba.get_num_threads() - 1``, and none when the environment sets
+    ``TENSOR_SPIN=0``: the ops then split their ranges over
+    ``numba_backend.Workers`` from ``PARALLEL_MIN``, as before."""
 
-    def __init__(self) -> None:
+    def __init__(self, workers: int | None = None) -> None:
         self._start = threading.Lock()
         self._locks: list[threading.Lock] = []
+        if workers is None:
+            workers = numba.get_num_threads() - 1
+            if os.environ.get("TENSOR_SPIN", "1") == "0":
+                workers = 0
         # At most 63: ``spin._split`` reports the workers it woke as bits of an int64.
-        workers = min(numba.get_num_threads() - 1, 63)
-        if os.environ.get("TENSOR_SPIN", "1") == "0":
-            workers = 0
+        workers = min(workers, 63)
         self.ctl = np.zeros((workers, spin.ROW), np.int64)  # every worker PARKED
         self.floats = np.zeros((workers, spin.FLOATS), np.float64)
 

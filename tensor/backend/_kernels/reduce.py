@@ -319,7 +319,6 @@ def partial_count(n: int) -> int:
     return max(1, (n + CHUNK - 1) // CHUNK)
 
 
-
 # ---- as tasks for the spinning workers (spin.py) --------------------------------
 # Each is a ``spin.TASK`` over a range of chunks or rows, reading its arrays
 # from the addresses ``spin.split`` lays out: (out, a, -, -, k0, k1).
