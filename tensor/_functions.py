@@ -85,6 +85,24 @@ def _wrap(arr: np.ndarray) -> Tensor:
     return Tensor._from_array(arr)
 
 
+def _fast_float_reduction(op: str, arr: np.ndarray, dim, keepdim: bool) -> Tensor | None:
+    """``x.sum()`` and ``x.sum(-1)`` of a float tensor without the general argument
+    handling (a few microseconds, a third of a row sum of 1e5 elements); None
+    for every other case, which takes the full path."""
+    ndim = arr.ndim
+    if arr.dtype.kind != "f" or not ndim or (keepdim is not True and keepdim is not False):
+        return None
+    if dim is None:
+        dims = ()
+    elif type(dim) is int and -ndim <= dim < ndim:
+        dims = (dim % ndim,)
+    else:
+        return None
+    result = _new_tensor(_Tensor_new)
+    result._array = _backend._active.reduce(op, arr, dims, keepdim)
+    return result
+
+
 def _reduce_dims(dim, ndim: int, op: str) -> tuple[int, ...]:
     """A `dim` argument (None, int, or tuple/list of ints) as sorted non-negative dims."""
     if dim is None or ndim == 0:
@@ -276,6 +294,10 @@ def is_tensor(obj) -> bool:
 
 def unary_op(op: str, input: Tensor) -> Tensor:
     """Run backend unary op `op` on a tensor with torch's dtype rules (ints become float32)."""
+    if type(input) is _Tensor_new and input._array.dtype.kind == "f":  # the common case
+        result = _new_tensor(_Tensor_new)
+        result._array = _backend._active.unary(op, input._array)
+        return result
     _require_tensor(input, op)
     arr = input._array
     kind = arr.dtype.kind
@@ -554,6 +576,10 @@ def _check_nonempty(arr: np.ndarray, dims: tuple, op: str) -> None:
 def sum(input: Tensor, dim: int | Sequence[int] | None = None,  # noqa: A001
         keepdim: bool = False, *, dtype: dtype | None = None) -> Tensor:
     """Sum over `dim` (int or tuple, all dims when None); bool and ints sum as int64."""
+    if dtype is None and type(input) is _Tensor_new:
+        fast = _fast_float_reduction("sum", input._array, dim, keepdim)
+        if fast is not None:
+            return fast
     _require_tensor(input, "sum")
     arr = input._array
     target = (
@@ -569,6 +595,10 @@ def sum(input: Tensor, dim: int | Sequence[int] | None = None,  # noqa: A001
 def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
          dtype: dtype | None = None) -> Tensor:
     """Mean over `dim`; needs a float dtype (or `dtype=`), as in torch."""
+    if dtype is None and type(input) is _Tensor_new:
+        fast = _fast_float_reduction("mean", input._array, dim, keepdim)
+        if fast is not None:
+            return fast
     _require_tensor(input, "mean")
     arr = input._array
     if dtype is not None:

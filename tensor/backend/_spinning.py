@@ -36,6 +36,7 @@ class Spinners:
                 workers = 0
         # At most 63: ``spin._split`` reports the workers it woke as bits of an int64.
         workers = min(workers, 63)
+        self.workers = workers
         self.ctl = np.zeros((workers, spin.ROW), np.int64)  # every worker PARKED
         self.floats = np.zeros((workers, spin.FLOATS), np.float64)
 

@@ -219,19 +219,59 @@ def in_ranges(run, n: int, k: int) -> None:
 SPIN_MIN = 1 << 15
 
 
-def _share(op: str, operands: str, copies: float, o: np.ndarray, a: np.ndarray, b=None,
-           scalar_left: bool = False) -> None:
-    """Contiguous elementwise ``op`` into ``o``, on this thread and the polling workers
-    (``b`` is the second array, or the Python number, or None)."""
-    task = ew.flat_task(_SCALAR[op], operands, a.dtype, o.dtype, scalar_left)
+# Each contiguous op's kernels, looked up once per call: [the one-thread kernel,
+# its task for the polling workers (0 until first shared: compiled on first
+# use), its cost in element-copies]. One dictionary lookup instead of three
+# cached builders: an add of 1e5 elements takes about 10 us, and each step
+# of Python on its path is a few percent of it.
+_PLANS: dict[tuple, list] = {}
+
+
+def _plan(op: str, operands: str, dtype: np.dtype, out_dtype: np.dtype, left: bool) -> list:
+    key = (op, operands, dtype, left)
+    plan = _PLANS.get(key)
+    if plan is None:
+        fn = _SCALAR[op]
+        if operands == "map":
+            kernel = ew.flat_map_kernel(fn)
+        elif operands == "zip":
+            kernel = ew.flat_zip_kernel(fn)
+        else:
+            kernel = ew.flat_scalar_kernel(fn, left)
+        plan = _PLANS[key] = [kernel, 0, _COST[op], out_dtype]
+    return plan
+
+
+def _flat(op: str, operands: str, o: np.ndarray, a: np.ndarray, b=None,
+          left: bool = False) -> None:
+    """Contiguous elementwise ``op`` into ``o``: ``operands`` is "map" (``a`` alone),
+    "zip" (``b`` an array of ``a``'s shape) or "scalar" (``b`` a Python number, on
+    the left when ``left``). One thread below ``SPIN_MIN`` element-copies, else
+    shared with the polling workers."""
+    plan = _PLANS.get((op, operands, a.dtype, left)) or _plan(op, operands, a.dtype,
+                                                               o.dtype, left)
+    n = o.size
+    copies = n * plan[2]
+    if copies < SPIN_MIN:
+        if b is None:
+            plan[0](o, a, 0, n)
+        else:
+            plan[0](o, a, b, 0, n)
+        return
+    task = plan[1] or _task(plan, op, operands, a.dtype, left)
     if operands == "zip":
-        spread(task, o.size, copies, o, a, b)
+        spread(task, n, copies, o, a, b)
     elif operands == "map":
-        spread(task, o.size, copies, o, a)
+        spread(task, n, copies, o, a)
     elif a.dtype.kind == "f":
-        spread(task, o.size, copies, o, a, f0=b)
+        spread(task, n, copies, o, a, f0=b)
     else:
-        spread(task, o.size, copies, o, a, k0=b)
+        spread(task, n, copies, o, a, k0=b)
+
+
+def _task(plan: list, op: str, operands: str, dtype: np.dtype, left: bool) -> int:
+    plan[1] = ew.flat_task(_SCALAR[op], operands, dtype, plan[3], left)
+    return plan[1]
 
 
 def spread(task: int, units: int, copies: float, out: np.ndarray, a: np.ndarray,
@@ -241,12 +281,16 @@ def spread(task: int, units: int, copies: float, out: np.ndarray, a: np.ndarray,
     element-copies in all, on this thread and the polling workers: one part per
     ``SPIN_MIN`` copies (``spin.split`` lays out the arguments)."""
     pool = SPINNERS
-    b, c = a if b is None else b, a if c is None else c
-    if not pool.ctl.shape[0]:  # no polling workers (TENSOR_SPIN=0): threads woken by a lock
+    if b is None:
+        b = a
+    if c is None:
+        c = a
+    workers = pool.workers
+    if not workers:  # no polling workers (TENSOR_SPIN=0): threads woken by a lock
         in_parallel(lambda lo, hi: spin.run(task, lo, hi, out, a, b, c, k0, k1, f0), units,
                     copies / units)
         return
-    parts = min(pool.ctl.shape[0] + 1, int(copies) // SPIN_MIN, units)
+    parts = min(workers + 1, int(copies) // SPIN_MIN, units)
     woken = spin.split(pool.ctl, pool.floats, task, units, parts, out, a, b, c, k0, k1, f0)
     if woken:
         pool.wake(woken)
@@ -268,18 +312,11 @@ def _over_one(op: str, x: np.ndarray, out_dtype: np.dtype, *scalar) -> np.ndarra
     n = o.size
     extra = scalar[:1]
     if x.flags.c_contiguous:  # the short call: the arrays and the range
-        if scalar:
-            kernel = ew.flat_scalar_kernel(_SCALAR[op], scalar[1])
-        else:
-            kernel = ew.flat_map_kernel(_SCALAR[op])
         a = x if x.ndim == 1 else x.reshape(-1)
-        cost = _COST[op]
-        if n * cost < SPIN_MIN:
-            kernel(o, a, *extra, 0, n)
-        elif scalar:
-            _share(op, "scalar", n * cost, o, a, scalar[0], scalar[1])
+        if scalar:
+            _flat(op, "scalar", o, a, scalar[0], scalar[1])
         else:
-            _share(op, "map", n * cost, o, a)
+            _flat(op, "map", o, a)
         return out
     if scalar:
         kernel = ew.scalar_kernel(_SCALAR[op], scalar[1])
@@ -293,6 +330,14 @@ def _over_one(op: str, x: np.ndarray, out_dtype: np.dtype, *scalar) -> np.ndarra
 
 
 def unary(op: str, a: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "f" and a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous and (
+            (n := a.size) > SMALL):  # the common case, lean (as in ``binary``)
+        out = np.empty(a.shape, a.dtype) if n < _POOLED else _empty(a.shape, a.dtype)
+        if a.ndim == 1:
+            _flat(op, "map", out, a)
+        else:
+            _flat(op, "map", out.reshape(-1), a.reshape(-1))
+        return out
     if a.size <= SMALL:
         return _reference.unary(op, a)
     x = _compute(a)
@@ -338,18 +383,9 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         out = np.empty(shape, dtype) if n < _POOLED else _empty(shape, dtype)
         o, x = (out, x) if len(shape) == 1 else (out.reshape(-1), x.reshape(-1))
         if y.ndim == 0:
-            kernel = ew.flat_scalar_kernel(_SCALAR[op], left)
-            y = float(y) if x.dtype.kind == "f" else int(y)
+            _flat(op, "scalar", o, x, float(y) if x.dtype.kind == "f" else int(y), left)
         else:
-            kernel = ew.flat_zip_kernel(_SCALAR[op])
-            y = y if len(shape) == 1 else y.reshape(-1)
-        cost = _COST[op]
-        if n * cost < SPIN_MIN:
-            kernel(o, x, y, 0, n)
-        elif type(y) is np.ndarray:
-            _share(op, "zip", n * cost, o, x, y)
-        else:
-            _share(op, "scalar", n * cost, o, x, y, left)
+            _flat(op, "zip", o, x, y if len(shape) == 1 else y.reshape(-1))
         return out
     if b.ndim == 0 and a.size > SMALL:
         return _with_scalar(op, a, b, False)

@@ -139,6 +139,19 @@ def test_allocator_reuses_a_freed_block_only():
     del shared
 
 
+def test_allocator_hands_out_views_so_a_changed_shape_never_reaches_the_block():
+    shape, dtype = (256, 1024), np.dtype(np.float32)
+    _allocator.clear()
+    first = _allocator.empty(shape, dtype)
+    address = first.ctypes.data
+    first.shape = (1024, 256)  # NumPy lets a caller reshape its array in place
+    del first
+    gc.collect()
+    second = _allocator.empty(shape, dtype)
+    assert second.ctypes.data == address and second.shape == shape
+    assert _allocator.empty((1024, 256), dtype).ctypes.data != address  # its own blocks
+
+
 def test_outputs_held_by_tensors_and_torch_are_never_overwritten():
     n = 300_000  # 1.2 MB: from the allocator
     a = RNG.standard_normal(n).astype(np.float32)
