@@ -401,6 +401,56 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 compare = binary  # a comparison is a binary op whose kernel writes bools
 
 
+# ---- in place: relu(inplace=True), x += y ---------------------------------------
+# Computing a new array and copying it back reads and writes the tensor twice,
+# and the copy runs on one thread. These run a kernel that writes where it
+# reads (``ew.in_place_task``), on this thread and the polling workers.
+def unary_(op: str, a: np.ndarray) -> bool:
+    """``a[...] = op(a)`` in place for a writable contiguous float array; False when
+    the caller must compute a new array and copy it (any other array)."""
+    if not (a.dtype.kind == "f" and a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous
+            and a.flags.writeable and a.size > SMALL):
+        return False
+    flat = a.reshape(-1)
+    task = ew.in_place_task(_SCALAR[op], "map", a.dtype)
+    spread(task, flat.size, flat.size * _COST[op], flat, flat)
+    return True
+
+
+def binary_(op: str, a: np.ndarray, b) -> bool:
+    """``a[...] = a op b`` in place, for a writable contiguous ``a`` of a kernel dtype and
+    ``b`` a 0-d value or an array of ``a``'s shape and dtype that does not
+    overlap it; False otherwise (the caller computes and copies, which is
+    also right for overlapping operands such as ``x[1:] += x[:-1]``)."""
+    if op in _COMPARE or not (a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous
+                              and a.flags.writeable and a.size > SMALL):
+        return False
+    flat = a.reshape(-1)
+    copies = flat.size * _COST[op]
+    if b.ndim == 0:
+        task = ew.in_place_task(_SCALAR[op], "scalar", a.dtype)
+        if a.dtype.kind == "f":
+            spread(task, flat.size, copies, flat, flat, f0=float(b))
+        else:
+            spread(task, flat.size, copies, flat, flat, k0=int(b))
+        return True
+    if (b.dtype is a.dtype and b.shape == a.shape and b.flags.c_contiguous
+            and not np.may_share_memory(a, b)):
+        task = ew.in_place_task(_SCALAR[op], "zip", a.dtype)
+        spread(task, flat.size, copies, flat, flat, b.reshape(-1))
+        return True
+    return False
+    flat = a.reshape(-1)
+    if b.ndim == 0:
+        _flat(op, "scalar", flat, flat, float(b) if a.dtype.kind == "f" else int(b))
+        return True
+    if (b.dtype is a.dtype and b.shape == a.shape and b.flags.c_contiguous
+            and (b.ctypes.data == a.ctypes.data or not np.may_share_memory(a, b))):
+        _flat(op, "zip", flat, flat, b.reshape(-1))
+        return True
+    return False
+
+
 def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if max(cond.size, a.size, b.size) <= SMALL:
         return _reference.where(cond, a, b)
@@ -644,8 +694,8 @@ def batch_norm(x, mean, var, weight, bias, eps):
 
 
 # ---- matrix products ---------------------------------------------------------
-def _product(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    _blas.matmul_into(a, b, out, in_ranges, numba.get_num_threads())
+def _product(a: np.ndarray, b: np.ndarray, out: np.ndarray, bias=None) -> None:
+    _blas.matmul_into(a, b, out, in_ranges, numba.get_num_threads(), bias)
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -665,7 +715,8 @@ def linear(x, w, b):
         out = np.matmul(x, w.T)
     else:
         out = _empty((*x.shape[:-1], w.shape[0]), np.result_type(x, w))
-        _product(x, w.T, out)
+        _product(x, w.T, out, b)  # each part adds its piece of the bias
+        return out
     if b is not None:
         out += b
     return out

@@ -42,6 +42,17 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _array(_NUMPY[op](a, b))
 
 
+def unary_(op: str, a: np.ndarray) -> bool:
+    """In place, when a backend can (the numba one): the reference never does, so the
+    caller computes a new array and copies it, the plain way."""
+    return False
+
+
+def binary_(op: str, a: np.ndarray, b: np.ndarray) -> bool:
+    """In place, when a backend can: the reference never does (see ``unary_``)."""
+    return False
+
+
 def compare(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Compare elementwise; a bool array of the broadcast shape."""
     return _array(_NUMPY[op](a, b))

@@ -149,11 +149,11 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     array = _tensor_array(input, "relu", "input")
     if array.dtype == np.bool_:
         raise TypeError("relu(): not supported for dtype tensor.bool")
-    result = ops().unary("relu", array)
     if inplace:
-        array[...] = result
+        if not ops().unary_("relu", array):  # the kernel writes into the tensor itself
+            array[...] = ops().unary("relu", array)
         return input
-    return _wrap(result)
+    return _wrap(ops().unary("relu", array))
 
 
 @tensor_function

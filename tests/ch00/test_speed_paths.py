@@ -187,6 +187,11 @@ def test_split_linear_and_conv_match_torch():
     b, tb = pair(RNG.standard_normal(3072).astype(np.float32))
     assert_close(F.linear(x, w, b), TF.linear(tx, tw, tb), rtol=1e-4, atol=1e-4)
     assert_close(F.linear(x[:1], w, b), TF.linear(tx[:1], tw, tb), rtol=1e-4, atol=1e-4)
+    # many rows, few outputs: split by rows, each part adding its rows' bias
+    x, tx = pair(RNG.standard_normal((2, 2000, 64)).astype(np.float32))
+    w, tw = pair(RNG.standard_normal((48, 64)).astype(np.float32) * 0.1)
+    b, tb = pair(RNG.standard_normal(48).astype(np.float32))
+    assert_close(F.linear(x, w, b), TF.linear(tx, tw, tb), rtol=1e-4, atol=1e-4)
     for batch in (1, 3):
         img, timg = pair(RNG.standard_normal((batch, 16, 40, 40)).astype(np.float32))
         k, tk = pair(RNG.standard_normal((256, 16, 3, 3)).astype(np.float32) * 0.1)
@@ -218,3 +223,46 @@ def test_row_kernels_serial_and_parallel_match_torch(shape):
     (tw, ttw), (tb, ttb) = pair(w), pair(b)
     assert_close(tensor.nn.functional.layer_norm(ours, (n,), tw, tb),
                  torch.nn.functional.layer_norm(theirs, (n,), ttw, ttb), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_in_place_ops_write_into_the_tensor_itself(dtype):
+    n = 100_000  # shared with the polling workers
+    a = (RNG.standard_normal(n) * 10).astype(dtype)
+    b = (RNG.standard_normal(n) * 10).astype(dtype) + 1
+    x, y = tensor.from_numpy(a.copy()), tensor.from_numpy(b)
+    address = x.numpy().ctypes.data
+    expected = a.copy()
+    for step, spelled in (
+        (lambda: x.__iadd__(y), lambda e: e + b),
+        (lambda: x.__isub__(3), lambda e: e - 3),
+        (lambda: x.mul_(y), lambda e: e * b),
+        (lambda: x.__iadd__(x), lambda e: e + e),  # the tensor itself: computed, then copied
+    ):
+        assert step() is x
+        expected = spelled(expected).astype(dtype)
+        np.testing.assert_allclose(x.numpy(), expected, rtol=1e-6)
+    assert x.numpy().ctypes.data == address
+    if dtype != np.int64:
+        x *= 0.5
+        np.testing.assert_allclose(x.numpy(), expected * 0.5, rtol=1e-6)
+        assert tensor.nn.functional.relu(x, inplace=True) is x
+        np.testing.assert_array_equal(x.numpy(), np.maximum(expected * 0.5, 0).astype(dtype))
+        assert x.numpy().ctypes.data == address
+
+
+def test_in_place_ops_on_overlapping_or_strided_operands_match_the_out_of_place_result():
+    a = RNG.standard_normal(200_000).astype(np.float32)
+    x = tensor.from_numpy(a.copy())
+    x[1:] += x[:-1]  # overlapping views: computed first, then copied (NumPy's answer)
+    expected = a.copy()
+    expected[1:] = a[1:] + a[:-1]
+    np.testing.assert_array_equal(x.numpy(), expected)
+    x[::2] *= 2.0  # a strided target
+    expected[::2] *= 2.0
+    np.testing.assert_array_equal(x.numpy(), expected)
+    ints = tensor.from_numpy(np.arange(100_000))
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        ints /= 2  # true division gives floats, as in torch
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        ints += 0.5

@@ -147,11 +147,13 @@ def test_filter_transform_is_g_g_gt():
     ((2, 40, 300), (300, 700)),  # batched a, b broadcast: columns
     ((700, 300), (3, 300, 20)),  # too few columns to split: rows
 ])
-def test_matmul_into_splits_rows_or_columns(shape_a, shape_b):
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_matmul_into_splits_rows_or_columns(shape_a, shape_b, with_bias):
     from tensor.backend import _blas
 
     a, b = data(shape_a, np.float32), data(shape_b, np.float32)
-    expected = np.matmul(a, b)
+    bias = data(shape_b[-1:], np.float32) if with_bias else None
+    expected = np.matmul(a, b) + (bias if with_bias else 0)
     out = np.full(expected.shape, np.nan, np.float32)
     parts = []
 
@@ -159,7 +161,7 @@ def test_matmul_into_splits_rows_or_columns(shape_a, shape_b):
         parts.append(n)
         nb.in_ranges(run, n, k)
 
-    _blas.matmul_into(a, b, out, ranges, 2)
+    _blas.matmul_into(a, b, out, ranges, 2, bias)  # each part adds its piece of the bias
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-4)
     m, n = expected.shape[-2:]
     assert len(parts) == 1 and parts[0] in (m, n)
