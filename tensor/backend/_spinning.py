@@ -71,6 +71,14 @@ class Spinners:
             if mask >> w & 1:
                 go.release()
 
+    def wake_parked(self) -> None:
+        """Wake every parked worker, if the workers have started (a program that only
+        multiplies matrices never starts them)."""
+        if self._locks:
+            woken = spin.wake_parked(self.ctl)
+            if woken:
+                self.wake(woken)
+
     def park(self) -> None:
         """Send the polling workers to sleep: the next thing needs their cores."""
         spin.park(self.ctl)

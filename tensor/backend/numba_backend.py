@@ -130,6 +130,11 @@ class Workers:
                     raise e
         finally:
             self._owner.release()
+            # The elementwise ops after a product or a convolution (a batch_norm, a
+            # ReLU) find the polling workers awake, rather than each running on
+            # this thread alone and waking them for the next op, which would be
+            # the next convolution again.
+            SPINNERS.wake_parked()
 
 
 class _Worker:
@@ -674,22 +679,24 @@ def layer_norm(x, normalized_ndim, weight, bias, eps):
 
 
 def batch_norm(x, mean, var, weight, bias, eps):
+    if x.dtype not in _KERNEL_DTYPES or x.dtype.kind != "f":
+        return _reference.batch_norm(x, mean, var, weight, bias, eps)
     out = _empty(x.shape, x.dtype)
     if x.size == 0:
         return out
+    # Each channel's statistics folded into one scale and one shift, as torch's eval
+    # batch_norm does: the planes are then x * alpha + beta, one multiply-add each.
     dt = x.dtype
-    scale = 1.0 / np.sqrt(np.asarray(var, dt) + dt.type(eps))
+    alpha = 1.0 / np.sqrt(np.asarray(var, dt) + dt.type(eps))
     if weight is not None:
-        scale = scale * np.asarray(weight, dt)
-    shift = np.zeros(x.shape[1], dt) if bias is None else np.ascontiguousarray(bias, dt)
-    a = np.ascontiguousarray(x).reshape(x.shape[0], x.shape[1], -1)
-    rows.batch_norm_planes(
-        out.reshape(a.shape),
-        a,
-        np.ascontiguousarray(mean, dt),
-        np.ascontiguousarray(scale, dt),
-        shift,
-    )
+        alpha = alpha * np.asarray(weight, dt)
+    beta = -np.asarray(mean, dt) * alpha
+    if bias is not None:
+        beta = beta + np.asarray(bias, dt)
+    planes = x.shape[0] * x.shape[1]
+    spread(rows.batch_norm_task(dt), planes, x.size * 1.5, out.reshape(-1),
+           np.ascontiguousarray(x).reshape(-1), np.ascontiguousarray(alpha, dt),
+           np.ascontiguousarray(beta, dt), k0=x.shape[1], k1=x.size // planes)
     return out
 
 

@@ -78,6 +78,8 @@ def test_shared_reductions_and_rows_equal_the_serial_kernels(shared, monkeypatch
         "log_softmax": lambda: nb.log_softmax(a, 1),
         "layer_norm": lambda: nb.layer_norm(a, 1, w, b, 1e-5),
         "layer_norm, no affine": lambda: nb.layer_norm(a, 1, None, None, 1e-5),
+        "batch_norm": lambda: nb.batch_norm(a.reshape(2, 100, 10, 100), w[:100], w[100:200] ** 2,
+                                            b[:100], b[100:200], 1e-5),
     }
     shared_results = {name: repeat(fn) for name, fn in cases.items()}
     monkeypatch.setattr(nb, "SPIN_MIN", 1 << 60)
@@ -127,13 +129,35 @@ def test_parked_workers_are_woken_not_waited_for():
     assert (ctl[:, spin.STATE] == spin.WAKING).all()
 
 
-def test_park_asks_only_a_polling_worker():
+STATES = [spin.PARKED, spin.WAKING, spin.SPINNING, spin.CLAIMED, spin.POSTED, spin.PARKING]
+
+
+def test_park_asks_only_a_polling_or_waking_worker():
     ctl = np.zeros((6, spin.ROW), np.int64)
-    states = [spin.PARKED, spin.WAKING, spin.SPINNING, spin.CLAIMED, spin.POSTED, spin.PARKING]
-    ctl[:, spin.STATE] = states
+    ctl[:, spin.STATE] = STATES
     spin.park(ctl)  # the worker itself then moves to PARKED, on its way to its lock
-    assert ctl[:, spin.STATE].tolist() == [spin.PARKED, spin.WAKING, spin.PARKING,
+    assert ctl[:, spin.STATE].tolist() == [spin.PARKED, spin.PARKING, spin.PARKING,
                                            spin.CLAIMED, spin.POSTED, spin.PARKING]
+
+
+def test_wake_parked_moves_only_parked_workers_and_names_them():
+    ctl = np.zeros((7, spin.ROW), np.int64)
+    ctl[:, spin.STATE] = STATES + [spin.PARKED]
+    assert spin.wake_parked(ctl) == 0b1000001  # the locks the caller must release
+    assert ctl[:, spin.STATE].tolist() == [spin.WAKING] + STATES[1:] + [spin.WAKING]
+
+
+def test_workers_run_leaves_the_polling_workers_awake(shared, pool):
+    a = data(100_000)
+    nb.unary("neg", a)  # starts the worker
+    pool.park()
+    deadline = time.monotonic() + 10
+    while pool.ctl[0, spin.STATE] != spin.PARKED:
+        assert time.monotonic() < deadline, pool.ctl[0, :8]
+    ran = []
+    nb._WORKERS.run(lambda lo, hi: ran.append((lo, hi)), [0, 5, 10])  # a BLAS split, say
+    assert sorted(ran) == [(0, 5), (5, 10)]
+    assert pool.ctl[0, spin.STATE] != spin.PARKED  # woken for the ops that follow
 
 
 def test_a_parked_worker_is_woken_by_the_next_op(shared, pool):

@@ -1,10 +1,10 @@
 """Row-wise kernels: softmax, log_softmax, layer_norm, batch_norm.
 
 Each takes a contiguous 2-d array (rows, n), the backend having moved the
-normalised dims last and flattened the rest, and works on it row by row;
-softmax and layer_norm share their rows with the spinning workers of
-``spin.py`` (``softmax_task``, ``layer_norm_task``), batch_norm's planes run
-on numba's ``prange``. Softmax subtracts the row maximum before exponentiating,
+normalised dims last and flattened the rest, and works on it row by row.
+All three share their rows (batch_norm its planes) with the spinning workers
+of ``spin.py`` (``softmax_task``, ``layer_norm_task``, ``batch_norm_task``).
+Softmax subtracts the row maximum before exponentiating,
 so ``exp`` never overflows; a row holding NaN gives NaN, as in torch.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cfunc, njit, prange
+from numba import cfunc, njit
 
 from . import spin
 from ._cache import keyed_by_every_kernel_source
@@ -107,21 +107,6 @@ def layer_norm_rows_serial(out, a, weight, bias, eps, affine_w, affine_b):
         _layer_norm_row(a[r], out[r], weight, bias, eps, affine_w, affine_b)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def batch_norm_planes(out, a, mean, scale, bias):
-    """out[n, c, :] = (a[n, c, :] - mean[c]) * scale[c] + bias[c]; a is (N, C, S)."""
-    channels = a.shape[1]
-    for i in prange(a.shape[0] * channels):
-        c = i % channels
-        x = a[i // channels, c]
-        o = out[i // channels, c]
-        m = mean[c]
-        s = scale[c]
-        b = bias[c]
-        for j in range(x.size):
-            o[j] = (x[j] - m) * s + b
-
-
 # ---- as tasks for the spinning workers (spin.py) --------------------------------
 # Each is a ``spin.TASK`` over the rows [lo, hi), reading its arrays from the
 # addresses ``spin.split`` lays out, and runs the serial kernel on them.
@@ -156,5 +141,29 @@ def layer_norm_task(dtype: np.dtype, affine_w: bool, affine_b: bool) -> int:
             w = spin.array_at(ints[2], n if affine_w else 1, t)
             b = spin.array_at(ints[3], n if affine_b else 1, t)
             layer_norm_rows_serial(out[lo:], a[lo:], w, b, t(floats[0]), affine_w, affine_b)
+
+    return task.address
+
+
+@functools.cache
+def batch_norm_task(dtype: np.dtype) -> int:
+    """Planes [lo, hi) of an (N, C, S) array, ``out = a * alpha[c] + beta[c]`` (the
+    eval batch_norm, its per-channel statistics folded into ``alpha`` and
+    ``beta`` as torch does): (out, a, alpha, beta, channels, plane size)."""
+    t = np.dtype(dtype).type
+    with keyed_by_every_kernel_source():
+
+        @cfunc(spin.TASK, cache=True, error_model="numpy", fastmath={"contract"})
+        def task(ints, floats, lo, hi):
+            channels, size = ints[4], ints[5]
+            out = spin.array_at(ints[0], hi * size, t)
+            a = spin.array_at(ints[1], hi * size, t)
+            alpha = spin.array_at(ints[2], channels, t)
+            beta = spin.array_at(ints[3], channels, t)
+            for i in range(lo, hi):
+                scale, shift = alpha[i % channels], beta[i % channels]
+                o, x = out[i * size:(i + 1) * size], a[i * size:(i + 1) * size]
+                for j in range(size):
+                    o[j] = x[j] * scale + shift
 
     return task.address

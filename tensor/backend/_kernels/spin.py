@@ -209,11 +209,24 @@ def spin(ctl, floats, w):
 # ---- the caller's side ---------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def park(ctl) -> None:
-    """Ask every polling worker to park, so that its core is free (BLAS, OpenMP). Only
-    the worker itself moves to ``PARKED``, on its way to its lock: so a caller
-    that finds it ``PARKED`` and releases the lock releases it once."""
+    """Ask every polling or waking worker to park, so that its core is free (BLAS,
+    OpenMP). Only the worker itself moves to ``PARKED``, on its way to its lock:
+    so a caller that finds it ``PARKED`` and releases the lock releases it once."""
     for w in range(ctl.shape[0]):
-        _swap(ctl[w], STATE, SPINNING, PARKING)
+        if not _swap(ctl[w], STATE, SPINNING, PARKING):
+            _swap(ctl[w], STATE, WAKING, PARKING)
+
+
+@njit(cache=True, nogil=True)
+def wake_parked(ctl) -> int:
+    """Move every parked worker to ``WAKING``; the mask of those moved, whose locks
+    the caller must release (after ``Workers.run``: the ops that follow a
+    convolution find the workers polling again)."""
+    woken = 0
+    for w in range(ctl.shape[0]):
+        if _swap(ctl[w], STATE, PARKED, WAKING):
+            woken |= 1 << w
+    return woken
 
 
 @njit(cache=True, nogil=True)
