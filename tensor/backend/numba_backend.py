@@ -264,14 +264,24 @@ def _flat(op: str, operands: str, o: np.ndarray, a: np.ndarray, b=None,
             plan[0](o, a, b, 0, n)
         return
     task = plan[1] or _task(plan, op, operands, a.dtype, left)
+    pool = SPINNERS
+    if not pool.workers:  # TENSOR_SPIN=0
+        spread(task, n, copies, o, a, b if operands == "zip" else None,
+               k0=b if operands == "scalar" and a.dtype.kind != "f" else 0,
+               f0=b if operands == "scalar" and a.dtype.kind == "f" else 0.0)
+        return
+    # ``spread``'s work written out: this is the path of every op from 1e4 elements.
+    parts = min(pool.workers + 1, int(copies) // SPIN_MIN, n)
     if operands == "zip":
-        spread(task, n, copies, o, a, b)
+        woken = spin.split(pool.ctl, pool.floats, task, n, parts, o, a, b, a, 0, 0, 0.0)
     elif operands == "map":
-        spread(task, n, copies, o, a)
+        woken = spin.split(pool.ctl, pool.floats, task, n, parts, o, a, a, a, 0, 0, 0.0)
     elif a.dtype.kind == "f":
-        spread(task, n, copies, o, a, f0=b)
+        woken = spin.split(pool.ctl, pool.floats, task, n, parts, o, a, a, a, 0, 0, b)
     else:
-        spread(task, n, copies, o, a, k0=b)
+        woken = spin.split(pool.ctl, pool.floats, task, n, parts, o, a, a, a, b, 0, 0.0)
+    if woken:
+        pool.wake(woken)
 
 
 def _task(plan: list, op: str, operands: str, dtype: np.dtype, left: bool) -> int:
