@@ -53,13 +53,24 @@ POSITIVE = ("log", "sqrt", "rsqrt", "pow")  # ops given positive inputs
 
 
 # ---- timing -------------------------------------------------------------------
-def median_seconds(fn, budget: float, min_samples: int = 5) -> float:
-    """Median seconds per call of ``fn``, calls batched so a sample lasts >= 200 us."""
-    fn()
+# Seconds each case runs unmeasured before it is timed. A core that has been idle
+# (while the previous case's inputs were made, or the process started) runs a
+# worker thread's share slowly for a while: measured in one process, a 1e5 add
+# took 24 us right after a 1 s pause and settled at 15 us after 0.3 s. torch's
+# OpenMP threads meet the same; the first case of a process read 10 to 20%
+# slow for both libraries. Every side gets the same warm-up.
+WARM_UP = 0.1
+
+
+def median_seconds(fn, budget: float, min_samples: int = 5, warm_up: float = WARM_UP) -> float:
+    """Median seconds per call of ``fn``, calls batched so a sample lasts >= 200 us,
+    after ``warm_up`` seconds of unmeasured calls."""
     fn()
     start = time.perf_counter()
     fn()
     once = max(time.perf_counter() - start, 1e-7)
+    for _ in range(int(min(warm_up / once, 1e5))):
+        fn()
     batch = max(1, int(2e-4 / once))
     samples = int(min(200, max(min_samples, budget / (once * batch))))
     times = []

@@ -437,6 +437,10 @@ def _elementwise_public(op: Op):
     if op.kind == "unary":
 
         def impl(input: Tensor) -> Tensor:
+            if type(input) is _Tensor_new and input._array.dtype.kind == "f":  # unary_op's
+                result = _new_tensor(_Tensor_new)  # first case, one call less
+                result._array = _backend._active.unary(name, input._array)
+                return result
             return unary_op(name, input)
     else:
         runner = compare_op if op.kind == "compare" else binary_op

@@ -536,15 +536,19 @@ def _reduce_all(code: int, flat: np.ndarray):
     return rd.combine_chunks(code, partial)
 
 
+_ROWS_TASKS: dict = {}  # dtype -> rd.rows_task(dtype), one lookup on the hot path
+
+
 def _reduce_rows(code: int, out: np.ndarray, a: np.ndarray) -> None:
     """Each row of contiguous 2-d ``a`` reduced into ``out``, the rows shared with the
     spinning workers."""
     count, n = a.shape
-    copies = a.size * _REDUCE_COST[code]
+    copies = count * n * _REDUCE_COST[code]
     if copies < SPIN_MIN or count < 2:
         rd.reduce_rows_serial(code, out, a)
-    else:
-        spread(rd.rows_task(a.dtype), count, copies, out, a, k0=n, k1=code)
+        return
+    task = _ROWS_TASKS.get(a.dtype) or _ROWS_TASKS.setdefault(a.dtype, rd.rows_task(a.dtype))
+    spread(task, count, copies, out, a, a, a, n, code)
 
 
 def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
@@ -562,9 +566,13 @@ def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.n
             return out.reshape((1,) * a.ndim) if keepdim else out
         if len(dims) == 1 and dims[0] == a.ndim - 1:
             # The last dim: each row in one run, no index math.
-            n = a.shape[-1]
-            out = np.empty(a.shape[:-1] + (1,) if keepdim else a.shape[:-1], a.dtype)
-            _reduce_rows(code, out.reshape(-1), a.reshape(-1, n))
+            shape = a.shape
+            n = shape[-1]
+            out = np.empty(shape[:-1] + (1,) if keepdim else shape[:-1], a.dtype)
+            if len(shape) == 2 and not keepdim:  # (rows, n) into (rows,): no reshapes
+                _reduce_rows(code, out, a)
+            else:
+                _reduce_rows(code, out.reshape(-1), a.reshape(-1, n))
             if op == "mean":
                 out /= n
             return out
