@@ -226,7 +226,7 @@ SPIN_MIN = 1 << 15
 
 # Each contiguous op's kernels, looked up once per call: [the one-thread kernel,
 # its task for the polling workers (0 until first shared: compiled on first
-# use), its cost in element-copies]. One dictionary lookup instead of three
+# use), its cost in element-copies, its output dtype]. One dictionary lookup instead of three
 # cached builders: an add of 1e5 elements takes about 10 us, and each step
 # of Python on its path is a few percent of it.
 _PLANS: dict[tuple, list] = {}
