@@ -393,11 +393,12 @@ def binary_op(op: str, input, other) -> Tensor:
     elif (
         op == "pow"
         and not dt.is_floating_point
-        and (
-            (isinstance(other, (int, np.integer)) and other < 0)
-            or (isinstance(other, Tensor) and bool((other._array < 0).any()))
-        )
+        and isinstance(other, (int, np.integer))
+        and not isinstance(other, (bool, np.bool_))
+        and other < 0
     ):
+        # torch refuses only a negative *number* exponent; a tensor of exponents
+        # gives 1 ** -n = 1, (-1) ** -n = +-1 and 0 for every other base.
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     elif op == "pow" and dt is bool_:
         if isinstance(other, Tensor) or not isinstance(input, Tensor):
@@ -938,18 +939,16 @@ def _install(name: str, impl) -> None:
 
 def _operator(op: Op, reflected: bool):
     """``x + y``, ``2 ** x``, ...: NotImplemented for foreign operands, so Python can try
-    the other side. Elementwise operators go straight to ``binary_op`` / ``compare_op``,
-    one Python call less than through the public function (the hottest path)."""
+    the other side. Elementwise operators go straight to ``binary_op`` / ``compare_op``
+    (``_binary_operator``), one Python call less than through the public function
+    (the hottest path)."""
     name = op.name
     if op.kind == "unary":
         return globals()[name].__wrapped__
     if op.kind in ("binary", "compare"):
         runner = compare_op if op.kind == "compare" else binary_op
-        if not reflected:
-            return _binary_operator(name, runner, op.kind == "binary")
-        impl = lambda a, b: runner(name, a, b)  # noqa: E731
-    else:
-        impl = globals()[name].__wrapped__
+        return _binary_operator(name, runner, op.kind == "binary", reflected)
+    impl = globals()[name].__wrapped__
     if reflected:
 
         def method(self, other):
@@ -966,21 +965,42 @@ def _operator(op: Op, reflected: bool):
     return method
 
 
-def _binary_operator(name: str, runner, binary: bool):
-    """``x + y``: two plain tensors of one dtype and shape go straight to the backend
-    (``binary_op``'s first case, one Python call less: at 1e5 elements an add
-    takes about 10 us, so each call on its way counts); anything else goes
-    through ``runner``, and a foreign operand gets NotImplemented."""
+def _binary_operator(name: str, runner, binary: bool, reflected: bool):
+    """``x + y``: two plain tensors of one dtype and shape, or a tensor and a Python
+    number, go straight to the backend (``binary_op``'s first cases, one
+    Python call less: at 1e5 elements an add takes about 10 us, so each call
+    on its way counts); anything else goes through ``runner``, and a foreign
+    operand gets NotImplemented."""
     kinds = frozenset(kind for kind, names in _FAST_OPS.items() if binary and name in names)
+    if reflected:
+
+        def reflected_method(self, other):  # 2.0 * x: Python asks x.__rmul__(2.0)
+            if type(self) is _Tensor_new:
+                a, kind = self._array, type(other)
+                if (kind is float and a.dtype.kind == "f" or kind is int) and a.dtype.kind in kinds:
+                    result = _new_tensor(_Tensor_new)
+                    result._array = _backend._active.binary(name, a.dtype.type(other), a)
+                    return result
+            if not isinstance(other, _OPERAND_TYPES):
+                return NotImplemented
+            return runner(name, other, self)
+
+        return reflected_method
 
     def method(self, other):
-        if type(other) is _Tensor_new and type(self) is _Tensor_new:
-            a, b = self._array, other._array
-            if a.dtype is b.dtype and a.dtype.kind in kinds and a.shape == b.shape:
-                result = _new_tensor(_Tensor_new)
-                result._array = _backend._active.binary(name, a, b)
+        if type(self) is _Tensor_new:
+            a, kind = self._array, type(other)
+            if kind is _Tensor_new:
+                b = other._array
+                if a.dtype is b.dtype and a.dtype.kind in kinds and a.shape == b.shape:
+                    result = _new_tensor(_Tensor_new)
+                    result._array = _backend._active.binary(name, a, b)
+                    return result
+            elif (kind is float and a.dtype.kind == "f" or kind is int) and a.dtype.kind in kinds:
+                result = _new_tensor(_Tensor_new)  # x * 2.0: the number takes x's dtype
+                result._array = _backend._active.binary(name, a, a.dtype.type(other))
                 return result
-        elif not isinstance(other, _OPERAND_TYPES):
+        if not isinstance(other, _OPERAND_TYPES):
             return NotImplemented
         return runner(name, self, other)
 

@@ -53,6 +53,22 @@ def _quiet(ufunc):
     return run
 
 
+def _power(base, exponent):
+    """``np.power`` with torch's answer for negative integer exponents, where NumPy
+    raises: ``1 ** -n`` is 1, ``(-1) ** -n`` is 1 or -1, any other base gives 0
+    (what the numba kernel computes too)."""
+    base, exponent = np.asarray(base), np.asarray(exponent)
+    with np.errstate(all="ignore"):
+        if exponent.dtype.kind not in "iu" or base.dtype.kind not in "iu" or not (
+                exponent < 0).any():
+            return np.power(base, exponent)
+        negative = exponent < 0
+        result = np.power(base, np.where(negative, 0, exponent))
+        odd = exponent % 2 != 0
+        small = np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0))
+        return np.where(negative, small, result).astype(result.dtype)
+
+
 # logaddexp warns when it meets NaN, though NaN in, NaN out is exactly what we want
 warnings.filterwarnings("ignore", "invalid value encountered in logaddexp", RuntimeWarning)
 _erf = np.frompyfunc(math.erf, 1, 1)
@@ -118,7 +134,7 @@ OPS: tuple[Op, ...] = (
        reflected=True),
     Op("div", "binary", _quiet(np.true_divide), N, "input / other (true division: integers "
        "give float32).", operator="__truediv__", reflected=True, work=0.5),
-    Op("pow", "binary", _quiet(np.power), N, "input ** exponent, broadcasting.", "pow_",
+    Op("pow", "binary", _power, N, "input ** exponent, broadcasting.", "pow_",
        "__pow__", reflected=True, work=26.0),  # libm's powf, a call per element
     Op("maximum", "binary", np.maximum, N, "The larger of two tensors, elementwise (NaN wins)."),
     Op("minimum", "binary", np.minimum, N, "The smaller of two tensors, elementwise (NaN wins)."),

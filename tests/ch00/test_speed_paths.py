@@ -266,3 +266,35 @@ def test_in_place_ops_on_overlapping_or_strided_operands_match_the_out_of_place_
         ints /= 2  # true division gives floats, as in torch
     with pytest.raises(RuntimeError, match="can't be cast"):
         ints += 0.5
+
+
+def _outcome(op, operands):
+    """(result, None), or (None, the error's type)."""
+    try:
+        return op(*operands), None
+    except (RuntimeError, TypeError) as error:
+        return None, type(error)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.bool_])
+def test_operator_shortcuts_keep_torchs_types_and_values(dtype):
+    """``x + y``, ``x * 2.0`` and ``2.0 - x`` skip ``binary_op`` for plain tensors; the
+    answers (dtype included, and the errors) are torch's, as on the full path."""
+    import operator
+
+    a = (RNG.standard_normal(300) * 5).astype(dtype)
+    if dtype != np.bool_:
+        a[a == 0] = 1  # no division by zero
+    x, tx = pair(a)
+    for number in (3, 2.5, -1):
+        for op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.pow):
+            for left in (False, True):
+                ours, ours_error = _outcome(op, (number, x) if left else (x, number))
+                theirs, their_error = _outcome(op, (number, tx) if left else (tx, number))
+                assert (ours_error is None) == (their_error is None), (op, number, left)
+                if ours is not None:
+                    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+                    assert_close(ours, theirs, rtol=1e-5, atol=1e-5, equal_nan=True)
+        same, tsame = x + x, tx + tx
+        assert str(same.dtype).split(".")[-1] == str(tsame.dtype).split(".")[-1]
+        assert_close(same, tsame)

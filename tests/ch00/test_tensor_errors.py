@@ -172,3 +172,21 @@ def test_scalar_conversion_errors():
         tensor.ones(0, 3).amax(0)
     with pytest.raises(IndexError, match="non-zero size"):
         tensor.ones(0, 3).max(0)
+
+
+def test_a_tensor_of_negative_integer_exponents_is_computed_as_torch_does():
+    """Only a negative *number* exponent is refused; a tensor of them gives 1 ** -n = 1,
+    (-1) ** -n = +-1 and 0 for any other base, on every backend."""
+    from tensor import backend
+
+    bases, exponents = [0, 1, -1, 2, -2, 3, -1], [-1, -1, -1, -1, -2, -3, -2]
+    expected = (torch.tensor(bases) ** torch.tensor(exponents)).tolist()
+    before = backend.get_backend()
+    try:
+        for name in backend.available():
+            backend.set_backend(name)
+            got = tensor.tensor(bases) ** tensor.tensor(exponents)
+            assert got.tolist() == expected == [0, 1, -1, 0, 0, 0, 1], name
+            assert (2 ** tensor.tensor([-1, 0, 3])).tolist() == [0, 1, 8], name
+    finally:
+        backend.set_backend(before)
