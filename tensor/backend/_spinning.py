@@ -7,7 +7,10 @@ caller's thread alone (``spin._split`` moves the worker to WAKING and the
 caller releases its lock afterwards, in ``wake``), so that the ops after it
 find the worker polling. Waking is a lock release, but a core that has gone
 idle can take hundreds of microseconds to get the thread running: waiting
-for it would cost more than most ops.
+for it would cost more than most ops. ``numba_backend.Workers.run`` parks the
+workers while its own threads need the cores (a matrix product, a
+convolution) and wakes them when it is done (``wake_parked``), so that the
+batch_norm and ReLU after a convolution find them polling.
 """
 
 from __future__ import annotations

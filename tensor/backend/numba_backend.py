@@ -536,9 +536,6 @@ def _reduce_all(code: int, flat: np.ndarray):
     return rd.combine_chunks(code, partial)
 
 
-_ROWS_TASKS: dict = {}  # dtype -> rd.rows_task(dtype), one lookup on the hot path
-
-
 def _reduce_rows(code: int, out: np.ndarray, a: np.ndarray) -> None:
     """Each row of contiguous 2-d ``a`` reduced into ``out``, the rows shared with the
     spinning workers."""
@@ -547,8 +544,7 @@ def _reduce_rows(code: int, out: np.ndarray, a: np.ndarray) -> None:
     if copies < SPIN_MIN or count < 2:
         rd.reduce_rows_serial(code, out, a)
         return
-    task = _ROWS_TASKS.get(a.dtype) or _ROWS_TASKS.setdefault(a.dtype, rd.rows_task(a.dtype))
-    spread(task, count, copies, out, a, a, a, n, code)
+    spread(rd.rows_task(a.dtype), count, copies, out, a, a, a, n, code)
 
 
 def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:

@@ -213,7 +213,6 @@ def test_TENSOR_SPIN_0_means_no_spinning_workers():
     assert run_python(code, TENSOR_SPIN="0") == "0 0 True"
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX")
 def test_a_forked_child_starts_without_the_parents_workers():
     code = ("import os, numpy as np\n"
             "from tensor.backend import numba_backend as nb\n"

@@ -26,8 +26,9 @@ The states of a worker, in its row's ``STATE`` word:
 - ``WAKING``: woken, not yet polling.
 - ``SPINNING``: polling. A caller may claim it; after the polling budget
   it parks.
-- ``PARKING``: asked to park (``park``, before other threads need the
-  core); the worker moves itself to ``PARKED``.
+- ``PARKING``: asked to park (``park``, from ``SPINNING`` or ``WAKING``,
+  before other threads need the core); the worker moves itself to
+  ``PARKED``. ``wake_parked`` moves every ``PARKED`` worker to ``WAKING``.
 - ``CLAIMED``: a caller is writing a task into the row.
 - ``POSTED``: the task is ready; the worker runs it and returns to
   ``SPINNING``.
