@@ -7,6 +7,7 @@ Sizes are above ``numba_backend.SMALL``, so the kernels run, not NumPy.
 
 import gc
 
+import numba
 import numpy as np
 import pytest
 import torch
@@ -200,6 +201,35 @@ def test_split_linear_and_conv_match_torch():
                          TF.conv2d(timg, tk, None, stride, pad), rtol=1e-4, atol=1e-4)
         k1, tk1 = pair(RNG.standard_normal((256, 16, 1, 1)).astype(np.float32))
         assert_close(F.conv2d(img, k1), TF.conv2d(timg, tk1), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("channels", "size", "kernel", "stride", "pad", "groups"), [
+    (3, 64, 7, 2, 3, 1),  # a stem: three channels, split one and two
+    (64, 16, 3, 2, 1, 1),  # strided 3x3
+    (96, 12, 3, 1, 1, 1),  # late-stage 3x3 (too few tiles for Winograd)
+    (64, 18, 3, 2, 1, 4),  # grouped: the product reads each group's rows of the columns
+    (32, 20, 3, 1, 0, 1),  # with dilation below
+])
+def test_one_image_copies_split_by_channels_match_torch(monkeypatch, channels, size, kernel,
+                                                         stride, pad, groups):
+    splits = []
+    in_ranges = nb.in_ranges
+
+    def spy(run, n, k):
+        splits.append((n, k))
+        in_ranges(run, n, k)
+
+    monkeypatch.setattr(nb, "in_ranges", spy)
+    monkeypatch.setattr(nb, "COPY_SPLIT_MIN", 1)
+    dilation = 2 if pad == 0 else 1
+    img, timg = pair(RNG.standard_normal((1, channels, size, size)).astype(np.float32))
+    k, tk = pair(RNG.standard_normal((48, channels // groups, kernel, kernel)).astype(np.float32))
+    b, tb = pair(RNG.standard_normal(48).astype(np.float32))
+    F, TF = tensor.nn.functional, torch.nn.functional
+    assert_close(F.conv2d(img, k, b, stride, pad, dilation, groups),
+                 TF.conv2d(timg, tk, tb, stride, pad, dilation, groups), rtol=1e-4, atol=1e-4)
+    threads = min(numba.get_num_threads(), channels)
+    assert (channels, threads) in splits  # the copies went to every thread, by channels
 
 
 def test_vectorised_gelu_matches_torch_everywhere():
