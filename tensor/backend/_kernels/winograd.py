@@ -71,12 +71,10 @@ def patches(v, x, r_lo, r_hi, th, tw, ph, pw):
     tile is in ``last``, which a second, short pass puts right.
     """
     batch, channels, height, width = x.shape
-    half = tw + 1  # padded columns 2q (even) and 2q + 1 (odd), q < half
     size = (th + 1) * tw
     # The planes start as zeros, and the padding stays zeros: no image value lands there.
     planes = np.zeros((2, 2, size + tw), x.dtype)
     last = np.zeros((2, 2, th + 1), x.dtype)
-    row = np.zeros((2, half), x.dtype)  # one padded row, by column parity
     se = np.empty(th * tw, x.dtype)  # s = B^T d, its even and odd columns
     so = np.empty(th * tw, x.dtype)
     se_last = np.empty(th, x.dtype)
@@ -91,17 +89,19 @@ def patches(v, x, r_lo, r_hi, th, tw, ph, pw):
             for pr in range(2 * r0, 2 * (r0 + units) + 2):
                 iy = pr - ph
                 if 0 <= iy < height:
-                    src = x[n, c, iy]
-                    ra, rb = row[ca], row[cb]
-                    for q in range(width // 2):
+                    src, i, rp = x[n, c, iy], pr // 2, pr % 2
+                    ra = planes[rp, ca, i * tw:(i + 1) * tw]
+                    rb = planes[rp, cb, i * tw:(i + 1) * tw]
+                    pairs = min(width // 2, tw - a0, tw - b0)  # both land inside the planes
+                    for q in range(pairs):
                         ra[a0 + q] = src[2 * q]
                         rb[b0 + q] = src[2 * q + 1]
-                    if width % 2:
-                        ra[a0 + width // 2] = src[width - 1]
-                    i = pr // 2
-                    for cp in range(2):
-                        planes[pr % 2, cp, i * tw:(i + 1) * tw] = row[cp, :tw]
-                        last[pr % 2, cp, i] = row[cp, tw]
+                    for b in range(2 * pairs, width):  # the last column or two
+                        col = pw + b
+                        if col // 2 < tw:
+                            planes[rp, col % 2, i * tw + col // 2] = src[b]
+                        else:
+                            last[rp, col % 2, i] = src[b]
             count = units * tw
             base = (first_r - r_lo) * tw
             for i in range(4):
