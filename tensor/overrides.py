@@ -6,7 +6,8 @@ and dicts too). When none of them has a type that defines
 `__tensor_function__`, other than `Tensor` itself, it runs the implementation
 at once: that is the fast path every ordinary call takes. Otherwise it hands
 the call, with the public callable that was called, to the handlers of those
-types. This is the door a tracer walks through: a Proxy that defines
+types (`dispatch`). The arithmetic operators do the same test themselves and
+call `dispatch` directly. This is the door a tracer walks through: a Proxy that defines
 `__tensor_function__` sees `tensor.sigmoid(proxy)` as a call to record
 instead of a computation to do.
 """
@@ -20,6 +21,7 @@ from typing import Any
 
 __all__ = [
     "disable_subclass_dispatch",
+    "dispatch",
     "handle_tensor_function",
     "has_tensor_function",
     "relevant_args",
@@ -177,15 +179,22 @@ def tensor_function(impl: Callable) -> Callable:
         else:
             if not kwargs:
                 return impl(*args)
-        found: list = []
-        _collect(args, found)
-        if kwargs:
-            _collect(kwargs.values(), found)
-        if found:
-            return handle_tensor_function(public, found, *args, **kwargs)
-        return impl(*args, **kwargs)
+        return dispatch(public, impl, args, kwargs)
 
     return public
+
+
+def dispatch(func: Callable, impl: Callable, args: tuple, kwargs: dict | None = None) -> Any:
+    """The protocol's general path: the handlers of the arguments' types, asked
+    with ``func`` (the public callable), or ``impl`` when none takes over.
+    ``tensor_function``'s wrapper comes here once its fast path fails; so do
+    Tensor's arithmetic operators, which test for plain operands themselves
+    and skip the wrapper (``tensor._functions._binary_operator``)."""
+    kwargs = kwargs or {}
+    found = relevant_args(args, kwargs)
+    if found:
+        return handle_tensor_function(func, found, *args, **kwargs)
+    return impl(*args, **kwargs)
 
 
 # --8<-- [end:tensor_function]
