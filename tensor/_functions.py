@@ -12,6 +12,7 @@ callable that `__tensor_function__` handlers receive as `func`.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 from collections import namedtuple
 from collections.abc import Sequence
@@ -432,6 +433,50 @@ def _check_pair(op: str, input, other) -> None:
     _require_operand(other, op, "other")
 
 
+def _plain_first(name: str, binary: bool, reflected: bool, general):
+    """A binary op as a callable that computes the plain case itself: two plain
+    tensors of one dtype and shape, or a tensor and a Python number, go
+    straight to the backend (``binary_op``'s first cases). No handler can
+    claim such operands, so the callable skips ``tensor_function``'s wrapper
+    too: at 1e5 elements an add takes about 10 us, and the Python calls
+    saved are half a microsecond of it. Anything else goes through the
+    protocol (``overrides.dispatch``, which asks handlers with this callable)
+    and then ``general``. Operators and the public binary functions
+    (``tensor.add``, ``tensor.mul``, ...) are made this way."""
+    kinds = frozenset(kind for kind, names in _FAST_OPS.items() if binary and name in names)
+    if reflected:
+
+        def plain_first(input, other):  # 2.0 * x: Python asks x.__rmul__(2.0)
+            if type(input) is _Tensor_new:
+                a, kind = input._array, type(other)
+                if (kind is float and a.dtype.kind == "f" or kind is int) and a.dtype.kind in kinds:
+                    result = _new_tensor(_Tensor_new)
+                    result._array = _backend._active.binary(name, a.dtype.type(other), a)
+                    return result
+            return dispatch(plain_first, general, (input, other))
+
+    else:
+
+        def plain_first(input, other, **kwargs):
+            if type(input) is _Tensor_new and not kwargs:
+                a, kind = input._array, type(other)
+                if kind is _Tensor_new:
+                    b = other._array
+                    if a.dtype is b.dtype and a.dtype.kind in kinds and a.shape == b.shape:
+                        result = _new_tensor(_Tensor_new)
+                        result._array = _backend._active.binary(name, a, b)
+                        return result
+                elif (kind is float and a.dtype.kind == "f" or kind is int) \
+                        and a.dtype.kind in kinds:
+                    result = _new_tensor(_Tensor_new)  # x * 2.0: the number takes x's dtype
+                    result._array = _backend._active.binary(name, a, a.dtype.type(other))
+                    return result
+            return dispatch(plain_first, general, (input, other), kwargs)
+
+    plain_first.dispatches = True  # ``_install`` must not wrap it again
+    return plain_first
+
+
 def _elementwise_public(op: Op):
     """``tensor.<name>`` for an elementwise row of the op table."""
     name = op.name
@@ -451,7 +496,16 @@ def _elementwise_public(op: Op):
 
     impl.__name__ = impl.__qualname__ = name
     impl.__doc__ = op.doc
+    if op.kind == "binary":
+        return _binary_public(impl)
     return _public(impl)
+
+
+def _binary_public(impl):
+    """``tensor.<name>`` for a binary op: ``_plain_first`` around ``impl``."""
+    public = functools.update_wrapper(_plain_first(impl.__name__, True, False, impl), impl)
+    public.__module__ = "tensor"
+    return public
 
 
 # tensor.neg, tensor.mul, tensor.gt, ...: one public function per elementwise row of the
@@ -460,21 +514,32 @@ _ELEMENTWISE = [op for op in OPS if op.public and op.kind in ("unary", "binary",
 globals().update({op.name: _elementwise_public(op) for op in _ELEMENTWISE})
 
 
-@_public
+def _times_alpha(op: str, input, other, alpha: Scalar):
+    """``alpha * other`` for add's and sub's ``alpha=``, with torch's rule: a float
+    alpha needs a floating-point result. A number ``other`` is scaled as a
+    Python number, so ``sub(x, 1, alpha=3)`` is ``x - 3``."""
+    _check_pair(op, input, other)
+    if isinstance(alpha, float) and not result_type(input, other).is_floating_point:
+        raise TypeError(f"{op}(): for integral input tensors, argument alpha must not be "
+                        f"a floating point number (got alpha={alpha!r})")
+    if isinstance(other, Tensor):
+        return binary_op("mul", other, alpha)
+    return other * alpha
+
+
+@_binary_public
 def add(input: Tensor | Scalar, other: Tensor | Scalar, *, alpha: Scalar = 1) -> Tensor:
     """input + alpha * other, broadcasting."""
     if alpha != 1:
-        _check_pair("add", input, other)
-        other = binary_op("mul", other, alpha)
+        other = _times_alpha("add", input, other, alpha)
     return binary_op("add", input, other)
 
 
-@_public
+@_binary_public
 def sub(input: Tensor | Scalar, other: Tensor | Scalar, *, alpha: Scalar = 1) -> Tensor:
     """input - alpha * other, broadcasting."""
     if alpha != 1:
-        _check_pair("sub", input, other)
-        other = binary_op("mul", other, alpha)
+        other = _times_alpha("sub", input, other, alpha)
     return binary_op("sub", input, other)
 
 
@@ -966,52 +1031,17 @@ def _operator(op: Op, reflected: bool):
 
 
 def _binary_operator(name: str, runner, binary: bool, reflected: bool):
-    """``x + y``: two plain tensors of one dtype and shape, or a tensor and a Python
-    number, go straight to the backend (``binary_op``'s first cases). Such
-    operands cannot take the call over, so the operator skips
-    ``tensor_function``'s wrapper too: at 1e5 elements an add takes about
-    10 us, and the two Python calls saved are half a microsecond of it.
-    Anything else goes through the protocol (``overrides.dispatch``) and then
-    ``runner``; a foreign operand gets NotImplemented, so Python can try the
-    other side. The operator is itself the callable handlers receive."""
-    kinds = frozenset(kind for kind, names in _FAST_OPS.items() if binary and name in names)
+    """``x + y``: the plain case straight to the backend (``_plain_first``); anything
+    else through ``runner``, and a foreign operand gets NotImplemented, so
+    Python can try the other side. The operator is itself the callable
+    handlers receive."""
 
-    def general(self, other):
+    def general(input, other):
         if not isinstance(other, _OPERAND_TYPES):
             return NotImplemented
-        return runner(name, other, self) if reflected else runner(name, self, other)
+        return runner(name, other, input) if reflected else runner(name, input, other)
 
-    if reflected:
-
-        def operator(self, other):  # 2.0 * x: Python asks x.__rmul__(2.0)
-            if type(self) is _Tensor_new:
-                a, kind = self._array, type(other)
-                if (kind is float and a.dtype.kind == "f" or kind is int) and a.dtype.kind in kinds:
-                    result = _new_tensor(_Tensor_new)
-                    result._array = _backend._active.binary(name, a.dtype.type(other), a)
-                    return result
-            return dispatch(operator, general, (self, other))
-
-    else:
-
-        def operator(self, other):
-            if type(self) is _Tensor_new:
-                a, kind = self._array, type(other)
-                if kind is _Tensor_new:
-                    b = other._array
-                    if a.dtype is b.dtype and a.dtype.kind in kinds and a.shape == b.shape:
-                        result = _new_tensor(_Tensor_new)
-                        result._array = _backend._active.binary(name, a, b)
-                        return result
-                elif (kind is float and a.dtype.kind == "f" or kind is int) \
-                        and a.dtype.kind in kinds:
-                    result = _new_tensor(_Tensor_new)  # x * 2.0: the number takes x's dtype
-                    result._array = _backend._active.binary(name, a, a.dtype.type(other))
-                    return result
-            return dispatch(operator, general, (self, other))
-
-    operator.dispatches = True  # ``_install`` must not wrap it again
-    return operator
+    return _plain_first(name, binary, reflected, general)
 
 
 _IN_PLACE = {"add": "__iadd__", "sub": "__isub__", "mul": "__imul__", "div": "__itruediv__",

@@ -6,8 +6,8 @@ and dicts too). When none of them has a type that defines
 `__tensor_function__`, other than `Tensor` itself, it runs the implementation
 at once: that is the fast path every ordinary call takes. Otherwise it hands
 the call, with the public callable that was called, to the handlers of those
-types (`dispatch`). The arithmetic operators do the same test themselves and
-call `dispatch` directly. This is the door a tracer walks through: a Proxy that defines
+types (`dispatch`). The binary arithmetic ops (operators and functions such
+as `tensor.add`) do the same test themselves and call `dispatch` directly. This is the door a tracer walks through: a Proxy that defines
 `__tensor_function__` sees `tensor.sigmoid(proxy)` as a call to record
 instead of a computation to do.
 """
@@ -188,8 +188,8 @@ def dispatch(func: Callable, impl: Callable, args: tuple, kwargs: dict | None = 
     """The protocol's general path: the handlers of the arguments' types, asked
     with ``func`` (the public callable), or ``impl`` when none takes over.
     ``tensor_function``'s wrapper comes here once its fast path fails; so do
-    Tensor's arithmetic operators, which test for plain operands themselves
-    and skip the wrapper (``tensor._functions._binary_operator``)."""
+    the binary arithmetic ops, which test for plain operands themselves and
+    skip the wrapper (``tensor._functions._plain_first``)."""
     kwargs = kwargs or {}
     found = relevant_args(args, kwargs)
     if found:

@@ -120,6 +120,19 @@ def test_add_sub_alpha(backend):
     (oa, ta), (ob, tb) = pair(data((2, 3))), pair(data((3,)))
     check(tensor.add(oa, ob, alpha=2), torch.add(ta, tb, alpha=2))
     check(oa.sub(ob, alpha=0.5), ta.sub(tb, alpha=0.5))
+    # a number as other is scaled too, keeping the tensor's dtype
+    check(tensor.sub(oa, 1, alpha=3), torch.sub(ta, 1, alpha=3))
+    check(tensor.add(oa, True, alpha=2), torch.add(ta, True, alpha=2))
+    (oi, ti) = pair(np.arange(6).reshape(2, 3))
+    check(tensor.add(oi, 2, alpha=3), torch.add(ti, 2, alpha=3))
+    check(oi.sub(oi, alpha=2), ti.sub(ti, alpha=2))
+    # a float alpha needs a floating-point result, as in torch
+    for other in (oi, 2):
+        with pytest.raises(RuntimeError, match="alpha must not be a floating point"):
+            torch.add(ti, other if isinstance(other, int) else ti, alpha=0.5)
+        with pytest.raises(TypeError, match="add\\(\\): for integral input tensors, argument "
+                                            "alpha must not be a floating point number"):
+            tensor.add(oi, other, alpha=0.5)
 
 
 def test_in_place_ops(backend):
