@@ -7,7 +7,8 @@ and dicts too). When none of them has a type that defines
 at once: that is the fast path every ordinary call takes. Otherwise it hands
 the call, with the public callable that was called, to the handlers of those
 types (`dispatch`). The binary arithmetic ops (operators and functions such
-as `tensor.add`) do the same test themselves and call `dispatch` directly. This is the door a tracer walks through: a Proxy that defines
+as `tensor.add`) do the same test themselves and call `dispatch` directly.
+This is the door a tracer walks through: a Proxy that defines
 `__tensor_function__` sees `tensor.sigmoid(proxy)` as a call to record
 instead of a computation to do.
 """
