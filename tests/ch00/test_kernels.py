@@ -209,6 +209,29 @@ def test_exp32_accuracy_in_ulps():
     assert ulps(tanh, np.tanh(x[np.abs(x) < 20].astype(np.float64))).max() <= 4
 
 
+def test_sigmoid_exp_changes_no_sigmoid_bit():
+    """sigmoid's own exp (exp32_for_sigmoid) gives 0 below -87, where exp32 gives
+    a tiny value: 1 + either is 1, so sigmoid is exp32's sigmoid to the bit."""
+    from numba import njit
+
+    from tensor.backend._kernels import scalar
+
+    @njit(error_model="numpy", fastmath={"contract"})  # as the kernels are compiled
+    def with_exp32(x, out):
+        for i in range(x.size):
+            out[i] = np.float32(1.0) / (np.float32(1.0) + scalar.exp32(-x[i]))
+
+    x = np.concatenate([
+        np.linspace(-120.0, 120.0, 400001, dtype=np.float32),
+        np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 87.0, -87.0, 88.72, -88.72, 89.0, -89.0],
+                 np.float32),
+        RNG.standard_normal(10000).astype(np.float32) * 30,
+    ])
+    expected = np.empty_like(x)
+    with_exp32(x, expected)
+    np.testing.assert_array_equal(nb.unary("sigmoid", x), expected)
+
+
 def test_softmax_log_softmax():
     for dtype in FLOATS:
         for _, a in layouts((3, 4, 5), dtype):

