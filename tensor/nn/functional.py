@@ -146,6 +146,10 @@ def _normalize_dim(dim: int, ndim: int, op: str) -> int:
 @tensor_function
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(input, 0) elementwise."""
+    if type(input) is Tensor and not inplace and input._array.dtype.kind == "f":
+        result = object.__new__(Tensor)  # the common case first: four Python calls less
+        result._array = ops().unary("relu", input._array)
+        return result
     array = _tensor_array(input, "relu", "input")
     if array.dtype == np.bool_:
         raise TypeError("relu(): not supported for dtype tensor.bool")
