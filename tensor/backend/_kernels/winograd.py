@@ -57,8 +57,8 @@ def patches(v, x, r_lo, r_hi, th, tw, ph, pw):
     """v[(i, j), c, tile] = (B^T d B)[i, j] for the 4x4 input patch d of each tile.
 
     The tiles are those of units (tile rows) [r_lo, r_hi), in order, ``tw``
-    per unit. A unit is short (28 tiles in ResNet-50's first stage, 7 in its
-    third), and a loop over one unit's tiles is too short for LLVM's
+    per unit. A unit is short (28 tiles in ResNet-50's first stage, 14 in its
+    second), and a loop over one unit's tiles is too short for LLVM's
     vectorised loop, which takes 32 floats a turn: it ran scalar. So every
     loop here runs over all the tiles of an image's units at once.
 
