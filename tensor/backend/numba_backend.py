@@ -455,15 +455,6 @@ def binary_(op: str, a: np.ndarray, b) -> bool:
         spread(task, flat.size, copies, flat, flat, b.reshape(-1))
         return True
     return False
-    flat = a.reshape(-1)
-    if b.ndim == 0:
-        _flat(op, "scalar", flat, flat, float(b) if a.dtype.kind == "f" else int(b))
-        return True
-    if (b.dtype is a.dtype and b.shape == a.shape and b.flags.c_contiguous
-            and (b.ctypes.data == a.ctypes.data or not np.may_share_memory(a, b))):
-        _flat(op, "zip", flat, flat, b.reshape(-1))
-        return True
-    return False
 
 
 def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
