@@ -160,6 +160,46 @@ def test_workers_run_leaves_the_polling_workers_awake(shared, pool):
     assert pool.ctl[0, spin.STATE] != spin.PARKED  # woken for the ops that follow
 
 
+def names_of_threads_running(bounds):
+    """{range: name of the thread that ran it} for ``Workers.run`` over ``bounds``."""
+    names = {}
+    nb._WORKERS.run(lambda lo, hi: names.__setitem__((lo, hi), threading.current_thread().name),
+                    bounds)
+    return names
+
+
+def test_a_split_product_runs_on_the_polling_worker_and_leaves_it_polling(shared, pool):
+    """The parts of a product or a convolution (``Workers.run``) go to the polling
+    workers as Python jobs, and each worker polls again the moment its part is
+    done: the batch_norm after a convolution finds it ``SPINNING``, not waking."""
+    nb.unary("neg", data(100_000))  # starts the worker
+    polling = 0
+    for _ in range(20):
+        names = names_of_threads_running([0, 5, 10])
+        state = pool.ctl[0, spin.STATE]  # read at once, well within the polling budget
+        assert names == {(0, 5): threading.current_thread().name, (5, 10): "tensor-spin-0"}
+        polling += state == spin.SPINNING
+    # A lock-woken thread's worker was parked for the product and still WAKING here.
+    assert polling >= 10, polling
+
+
+def test_ranges_beyond_the_polling_workers_go_to_lock_woken_threads(pool):
+    pool.park()  # and a parked worker is claimed too: its lock is released
+    names = names_of_threads_running([0, 3, 6, 10])
+    assert names[(3, 6)] == "tensor-spin-0" and names[(6, 10)] == "tensor-kernel"
+
+
+def test_an_error_in_a_polling_workers_job_reaches_the_caller(pool):
+    def job(lo, hi):
+        if lo == 5:
+            raise ValueError("the worker's range")
+
+    with pytest.raises(ValueError, match="the worker's range"):
+        nb._WORKERS.run(job, [0, 5, 10])
+    # The worker lives on, and serves the next product.
+    assert names_of_threads_running([0, 5, 10])[(5, 10)] == "tensor-spin-0"
+
+
 def test_a_parked_worker_is_woken_by_the_next_op(shared, pool):
     a = data(100_000)
     nb.unary("neg", a)

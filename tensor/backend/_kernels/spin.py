@@ -32,6 +32,10 @@ The states of a worker, in its row's ``STATE`` word:
 - ``CLAIMED``: a caller is writing a task into the row.
 - ``POSTED``: the task is ready; the worker runs it and returns to
   ``SPINNING``.
+- ``PYTHON``: a caller has left a Python job for the worker (a part of a
+  matrix product or a convolution, ``numba_backend.Workers``): ``spin``
+  returns to Python to run it, and the worker goes back to ``SPINNING``
+  when it is done. No caller and no ``park`` touches a worker in this state.
 
 Every transition a caller makes is a compare-and-swap, so two Python threads
 never claim one worker, and a worker that parks itself at the instant a
@@ -55,7 +59,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 # ---- a worker's row of the control block ----------------------------------------
-PARKED, WAKING, SPINNING, CLAIMED, POSTED, PARKING = 0, 1, 2, 3, 4, 5
+PARKED, WAKING, SPINNING, CLAIMED, POSTED, PARKING, PYTHON = 0, 1, 2, 3, 4, 5, 6
 # SEQ numbers the tasks posted to the worker; DONE is the last one it ran;
 # TAKEN is -SEQ while the task waits, SEQ once the worker has taken it, 0 if
 # the caller took it back.
@@ -173,7 +177,8 @@ def _array_at(address, shape, dtype):
 # ---- the worker's side ---------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def spin(ctl, floats, w):
-    """Worker ``w``'s loop: run posted tasks until it parks (then return to Python)."""
+    """Worker ``w``'s loop: run posted tasks until it parks or is given a Python job.
+    Returns ``PARKED`` (sleep on the lock) or ``PYTHON`` (run the job)."""
     row = ctl[w]
     idle = 0
     while True:
@@ -190,9 +195,11 @@ def spin(ctl, floats, w):
             idle = 0
         elif state == PARKING:  # a caller asks it to park
             if _swap(row, STATE, PARKING, PARKED):
-                return
+                return PARKED
         elif state == PARKED:  # (only when called without being woken)
-            return
+            return PARKED
+        elif state == PYTHON:
+            return PYTHON
         elif state == CLAIMED:
             _pause()
         else:  # SPINNING, with nothing to do
@@ -204,7 +211,7 @@ def spin(ctl, floats, w):
                 for _ in range(16):
                     _pause()
             elif _swap(row, STATE, SPINNING, PARKED):
-                return
+                return PARKED
 
 
 # ---- the caller's side ---------------------------------------------------------------
@@ -228,6 +235,36 @@ def wake_parked(ctl) -> int:
         if _swap(ctl[w], STATE, PARKED, WAKING):
             woken |= 1 << w
     return woken
+
+
+@njit(cache=True, nogil=True)
+def claim(ctl, wanted):
+    """Claim up to ``wanted`` workers for Python jobs, each moved to ``CLAIMED`` from
+    ``SPINNING``, ``WAKING`` or ``PARKED``. Returns two masks: the workers claimed,
+    and those of them that were parked, whose locks the caller must release once
+    it has posted their jobs (``post(ctl, w, PYTHON)``)."""
+    claimed, parked = 0, 0
+    count = 0
+    for w in range(ctl.shape[0]):
+        if count >= wanted:
+            break
+        row = ctl[w]
+        if _swap(row, STATE, SPINNING, CLAIMED) or _swap(row, STATE, WAKING, CLAIMED):
+            claimed |= 1 << w
+            count += 1
+        elif _swap(row, STATE, PARKED, CLAIMED):
+            claimed |= 1 << w
+            parked |= 1 << w
+            count += 1
+    return claimed, parked
+
+
+@njit(cache=True)
+def post(ctl, w, state):
+    """Set worker ``w``'s state, visible after every earlier write: ``PYTHON`` once its
+    job is written, ``SPINNING`` when the worker has run it. (Not ``nogil``: the
+    worker calls it from Python, and releasing the GIL would only cost time.)"""
+    _store(ctl[w], STATE, state)
 
 
 @njit(cache=True, nogil=True)
