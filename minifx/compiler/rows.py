@@ -46,9 +46,11 @@ import math
 import textwrap
 from typing import Any
 
+import numba
 import numpy as np
 
 from tensor.backend import numba_backend
+from tensor.backend._kernels.spin import TASK, array_at
 
 from ..node import Node
 from .elementwise import Pointwise, Reduction
@@ -214,6 +216,62 @@ def _as_rows(a: np.ndarray, how: str, full: tuple[int, ...]) -> np.ndarray:
     return a.reshape({FULL: (rows, full[-1]), ROW: (rows,), COL: (full[-1],)}[how])
 
 
+# --8<-- [start:row_task]
+def row_task(kernel: Any, layouts: list[str], dtypes: list[np.dtype]) -> int:
+    """``kernel(out, n, *inputs)`` over rows [lo, hi) as a cfunc of tensor's
+    ``spin.TASK`` signature, for the polling workers. ``layouts`` and ``dtypes``
+    describe the output, then each input (at most three); the arrays'
+    addresses arrive in the task's integer arguments, the output's first,
+    and ``n`` after them (``numba_backend.spread``'s order).
+
+    Each array is rebuilt at its address for the task's rows only: a
+    (rows, n) array from row ``lo``, a per-row array from element ``lo``, a
+    shared row whole. Built that way each is C-contiguous, so the kernel is
+    compiled for the layouts its single-thread calls use."""
+    arrays = len(dtypes)
+    # numba reads each of these as a constant: four of each, padded with the last.
+    padded = list(range(arrays)) + [arrays - 1] * (4 - arrays)
+    r0, r1, r2, r3 = ({FULL: _rows_at, ROW: _values_at, COL: _row_at}[layouts[i]]
+                      for i in padded)
+    s0, s1, s2, s3 = (np.dtype(dtypes[i]).itemsize for i in padded)
+    t0, t1, t2, t3 = (np.dtype(dtypes[i]).type for i in padded)
+    if arrays == 2:
+        def task(ints, floats, lo, hi):
+            n = ints[4]
+            kernel(r0(ints[0], lo, hi, n, s0, t0), n, r1(ints[1], lo, hi, n, s1, t1))
+    elif arrays == 3:
+        def task(ints, floats, lo, hi):
+            n = ints[4]
+            kernel(r0(ints[0], lo, hi, n, s0, t0), n, r1(ints[1], lo, hi, n, s1, t1),
+                   r2(ints[2], lo, hi, n, s2, t2))
+    else:
+        def task(ints, floats, lo, hi):
+            n = ints[4]
+            kernel(r0(ints[0], lo, hi, n, s0, t0), n, r1(ints[1], lo, hi, n, s1, t1),
+                   r2(ints[2], lo, hi, n, s2, t2), r3(ints[3], lo, hi, n, s3, t3))
+    return numba.cfunc(TASK, error_model="numpy")(task).address
+
+
+# How a task finds each array at its address, for its rows [lo, hi) only.
+@numba.njit(inline="always")
+def _rows_at(address, lo, hi, n, size, dtype):
+    """FULL: rows [lo, hi) of a (rows, n) array."""
+    return array_at(address + lo * n * size, (hi - lo, n), dtype)
+
+
+@numba.njit(inline="always")
+def _values_at(address, lo, hi, n, size, dtype):
+    """ROW: one value per row."""
+    return array_at(address + lo * size, hi - lo, dtype)
+
+
+@numba.njit(inline="always")
+def _row_at(address, lo, hi, n, size, dtype):
+    """COL: one row, shared by all rows."""
+    return array_at(address, n, dtype)
+# --8<-- [end:row_task]
+
+
 # --8<-- [start:row_kernel]
 class RowKernel(FusedKernel):
     """A fused group around reductions over the last dim, run row by row.
@@ -239,16 +297,29 @@ class RowKernel(FusedKernel):
         out = self.take_buffer(arrays, self.out_shape)
         flat_out = out.reshape((rows, n) if self.out_shape == full else (rows,))
         flat_in = [_as_rows(a, how, full) for a, how in zip(arrays[:self.reads], self.layouts)]
-        kernel, per_row = self.kernel, [how != COL for how in self.layouts]
-        threads = numba_backend.thread_count(rows * n, self.work)
-        if threads == 1:
+        kernel, copies = self.kernel, rows * n * self.work
+        if copies < numba_backend.SPIN_MIN:
             kernel(flat_out, n, *flat_in)
-        else:  # rows split over threads, as the flat kernels split elements
+        elif len(flat_in) <= 3:
+            # Rows shared with tensor's polling workers, as the flat kernels share
+            # elements: the task finds each array at its address (``row_task``).
+            task = self._row_task(flat_out.dtype, tuple(a.dtype for a in flat_in))
+            numba_backend.spread(task, rows, copies, flat_out, *flat_in, k0=n)
+        else:  # more inputs than a task takes: rows split over Python threads
+            per_row = [how != COL for how in self.layouts]
             numba_backend.in_ranges(
                 lambda lo, hi: kernel(flat_out[lo:hi], n, *(
                     a[lo:hi] if sliced else a for a, sliced in zip(flat_in, per_row))),
-                rows, threads)
+                rows, numba_backend.thread_count(rows * n, self.work))
         return _from_numpy_like(inputs[0], out)
+
+    def _row_task(self, out_dtype: np.dtype, in_dtypes: tuple[np.dtype, ...]) -> int:
+        key = (out_dtype, in_dtypes)
+        if key not in self._tasks:
+            out_layout = FULL if self.out_shape == self.full else ROW
+            self._tasks[key] = row_task(self.kernel, [out_layout, *self.layouts],
+                                        [out_dtype, *in_dtypes])
+        return self._tasks[key]
 
     def __repr__(self) -> str:
         return f"<RowKernel {self.__name__}>"

@@ -2,6 +2,8 @@
 epilogue (minifx/compiler/rows.py): softmax and layer_norm written from
 primitives become one row kernel, and every result is the eager one."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -9,6 +11,7 @@ import torch
 import minifx
 import tensor
 import tensor.nn as nn
+from minifx.compiler import rows
 from minifx.compiler.rows import RowKernel
 
 
@@ -121,11 +124,47 @@ def test_other_reductions_are_left_alone():
     assert all(not isinstance(n.target, RowKernel) for n in fused(compiled))
 
 
-def test_rows_split_over_threads_give_the_same_result():
-    x = tensor.randn(1200, 700)  # above the size from which rows are split
-    check(softmax, x)
-    w, b = tensor.randn(700), tensor.randn(700)
-    check(layer_norm, x, w, b)
+def per_row_stats(x, row):
+    return (x * row).amax(-1, keepdim=True) + row  # a per-row output, a per-row input
+
+
+def broadcasts(x, row, col, other, scalar):
+    m = (x * row + col).amax(-1, keepdim=True)
+    return (x - m) * other + scalar
+
+
+ROW_CASES = {  # function, input shapes, whether its kernel is a task (at most 3 inputs)
+    "softmax": (softmax, [(1200, 700)], True),
+    "layer_norm, two shared rows": (layer_norm, [(1200, 700), (700,), (700,)], True),
+    "per-row output": (per_row_stats, [(1200, 700), (1200, 1)], True),
+    "five inputs": (broadcasts, [(30, 40, 700), (30, 40, 1), (700,), (30, 1, 700), (1,)], False),
+}
+
+
+@pytest.mark.parametrize("case", ROW_CASES)
+def test_rows_shared_with_the_workers_give_the_one_thread_result(case, monkeypatch):
+    """From SPIN_MIN copies a row kernel of up to three inputs runs as a task of
+    the polling workers (``rows.row_task``: each array rebuilt at its address
+    for the task's rows); with more it hands rows to ``Workers``. A row is
+    computed the same way on any thread, so the result equals, to the bit,
+    that of the kernel run on one thread, and is eager's."""
+    fn, shapes, as_task = ROW_CASES[case]
+    inputs = [tensor.randn(*shape) for shape in shapes]
+    backend = rows.numba_backend
+    spread, shared = backend.spread, []
+    monkeypatch.setattr(backend, "spread", lambda *a, **k: (shared.append(a[1]),
+                                                             spread(*a, **k)))
+    compiled = check(fn, *inputs)
+    (node,) = fused(compiled)
+    assert isinstance(node.target, RowKernel)
+    rows_of_x = math.prod(shapes[0][:-1])
+    shared.clear()
+    together = [compiled(*inputs).numpy() for _ in range(5)]  # later calls find it polling
+    assert shared == ([rows_of_x] * 5 if as_task else [])
+    monkeypatch.setattr(backend, "SPIN_MIN", 1 << 60)  # one thread
+    alone = compiled(*inputs).numpy()
+    for result in together:
+        np.testing.assert_array_equal(result, alone)
 
 
 def test_layer_norm_after_linear_writes_into_its_output():
