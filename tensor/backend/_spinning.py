@@ -40,7 +40,6 @@ class Spinners:
     def __init__(self, workers: int | None = None) -> None:
         self._start = threading.Lock()
         self._locks: list[threading.Lock] = []
-        self._done: list[threading.Lock] = []  # released by a worker when its Python job ends
         if workers is None:
             workers = numba.get_num_threads() - 1
             if os.environ.get("TENSOR_SPIN", "1") == "0":
@@ -62,13 +61,11 @@ class Spinners:
                     # time, against a caller that holds it between kernels, and took
                     # seconds. With this worker's state PARKED it returns at once.
                     spin.spin(np.zeros((1, spin.ROW), np.int64),
-                              np.zeros((1, spin.FLOATS)), 0)
+                              np.zeros((1, spin.FLOATS)), 0, False)
                     locks = []
                     for w in range(self.ctl.shape[0]):
-                        go, done = threading.Lock(), threading.Lock()
+                        go = threading.Lock()
                         go.acquire()
-                        done.acquire()
-                        self._done.append(done)
                         threading.Thread(target=self._loop, args=(w, go), daemon=True,
                                          name=f"tensor-spin-{w}").start()
                         locks.append(go)
@@ -78,15 +75,15 @@ class Spinners:
     def _loop(self, w: int, go: threading.Lock) -> None:
         while True:
             go.acquire()  # parked
-            while spin.spin(self.ctl, self.floats, w) == spin.PYTHON:
+            after_job = False
+            while spin.spin(self.ctl, self.floats, w, after_job) == spin.PYTHON:
                 job, lo, hi = self._jobs[w]
                 self._jobs[w] = None
                 try:
                     job(lo, hi)
                 except BaseException as e:  # handed to the caller, which re-raises it
                     self._errors[w] = e
-                spin.post(self.ctl, w, spin.SPINNING)  # poll again, at once
-                self._done[w].release()
+                after_job = True  # spin tells the caller, and polls again at once
 
     def start_jobs(self, job: Callable[[int, int], None],
                    ranges: list[tuple[int, int]]) -> tuple[list[int], list[tuple[int, int]]]:
@@ -102,7 +99,7 @@ class Spinners:
         for w in range(self.workers):
             if claimed >> w & 1:
                 self._jobs[w] = (job, *ranges[len(posted)])
-                spin.post(self.ctl, w, spin.PYTHON)
+                spin.post(self.ctl, w)
                 if parked >> w & 1:
                     locks[w].release()
                 posted.append(w)
@@ -113,7 +110,7 @@ class Spinners:
         or None. Then wake the workers it parked: the next ops will want them."""
         errors = []
         for w in posted:
-            self._done[w].acquire()
+            spin.wait_for_job(self.ctl, w)
             errors.append(self._errors[w])
             self._errors[w] = None
         self.wake_parked()
