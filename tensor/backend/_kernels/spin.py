@@ -275,10 +275,12 @@ def post(ctl, w):
 
 @njit(cache=True, nogil=True)
 def wait_for_job(ctl, w):
-    """Poll until worker ``w`` is back from its Python job. Sleeping on a lock the
-    worker releases, and then on the GIL it still holds, took about 17 us a
-    job (66 jobs in a ResNet-50 forward); the worker's state changes only once
-    it has let go of the GIL (``spin``'s ``resume``)."""
+    """Poll until worker ``w`` is back from its Python job. The worker's state
+    changes only once it has let go of the GIL (``spin``'s ``resume``), so the
+    caller takes the GIL at once. Sleeping on a lock the worker released, and
+    then on the GIL it still held, took a median 17 us from the end of the last
+    part to the caller's return, against 10 us this way (66 jobs in a
+    ResNet-50 forward)."""
     row = ctl[w]
     polls = 0
     while _load(row, STATE) == PYTHON:
