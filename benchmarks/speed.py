@@ -271,6 +271,15 @@ def chain(lib: Lib):
     return fn
 
 
+def affine_chain(lib: Lib):
+    """The chain without its sigmoid: nothing but memory traffic, so it shows how
+    near the copy bandwidth a fused kernel gets when its arithmetic is free."""
+    def fn(x):
+        return ((x * -1) * 2) + 1
+
+    return fn
+
+
 def softmax_primitives(lib: Lib):
     """Softmax as a user writes it from primitives: two reductions, three elementwise ops."""
     def fn(x):
@@ -294,6 +303,7 @@ def layer_norm_primitives(lib: Lib):
 # reductions work on rows of 1000, as in the sizes table.
 WORKLOADS = {
     "chain": (chain, lambda lib, n: (lib.array(data(n)),)),
+    "affine chain": (affine_chain, lambda lib, n: (lib.array(data(n)),)),
     "softmax from primitives": (softmax_primitives,
                                 lambda lib, n: (lib.array(data((n // 1000, 1000))),)),
     "layer_norm from primitives": (layer_norm_primitives, lambda lib, n: (

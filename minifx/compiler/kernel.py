@@ -190,6 +190,7 @@ def kernel_source(
 
 # --8<-- [start:compile_kernel]
 _COMPILED: dict[str, Any] = {}  # source -> numba dispatcher, for this process
+_TASKS: dict[str, dict[tuple, int]] = {}  # source -> its tasks (``FusedKernel._tasks``)
 
 
 def compile_kernel(name: str, source: str) -> Any:
@@ -327,7 +328,10 @@ class FusedKernel:
         self.reads = reads  # inputs the kernel reads; any after them are spare buffers
         self.work = work  # cost of one element, in copies (``work_per_element``): threads
         self.kernel = compile_kernel(name, source)
-        self._tasks: dict[tuple, int] = {}  # dtypes -> address of the kernel as a task
+        # dtypes -> address of the kernel as a task. Shared by every kernel of the
+        # same source, as the compiled kernel is: a model traced again for a new
+        # input size gets new kernels, and a cfunc takes 0.1 to 0.2 s to compile.
+        self._tasks: dict[tuple, int] = _TASKS.setdefault(source, {})
 
     def take_buffer(self, arrays: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
         """Where the result goes: the planned buffer when it fits, else a new one."""

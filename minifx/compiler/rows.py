@@ -314,9 +314,9 @@ class RowKernel(FusedKernel):
         return _from_numpy_like(inputs[0], out)
 
     def _row_task(self, out_dtype: np.dtype, in_dtypes: tuple[np.dtype, ...]) -> int:
-        key = (out_dtype, in_dtypes)
+        out_layout = FULL if self.out_shape == self.full else ROW
+        key = (out_dtype, in_dtypes, out_layout, *self.layouts)
         if key not in self._tasks:
-            out_layout = FULL if self.out_shape == self.full else ROW
             self._tasks[key] = row_task(self.kernel, [out_layout, *self.layouts],
                                         [out_dtype, *in_dtypes])
         return self._tasks[key]
