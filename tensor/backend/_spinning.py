@@ -10,8 +10,9 @@ idle can take hundreds of microseconds to get the thread running: waiting
 for it would cost more than most ops.
 
 The same threads run the parts of a matrix product or a convolution
-(``numba_backend.Workers.run``, through ``run`` here) as Python jobs: the
-worker's loop returns to Python, runs its part, and polls again at once.
+(``numba_backend.Workers.run``, through ``start_jobs`` and ``finish_jobs``
+here) as Python jobs: the worker's loop returns to Python, runs its part,
+and polls again at once.
 So the batch_norm and ReLU after a convolution find it polling. With a
 thread of its own for those parts, the polling worker had to be parked
 while they ran (it would take their core) and woken at the end, and 529 of

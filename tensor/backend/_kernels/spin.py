@@ -22,7 +22,8 @@ finished its own, the caller takes the range back (``_split``).
 The states of a worker, in its row's ``STATE`` word:
 
 - ``PARKED``: asleep on its lock, or on its way there. Only a caller moves
-  it out, to ``WAKING``, and then releases the lock.
+  it out, to ``WAKING`` (or to ``CLAIMED``, for a Python job), and then
+  releases the lock.
 - ``WAKING``: woken, not yet polling.
 - ``SPINNING``: polling. A caller may claim it; after the polling budget
   it parks.
@@ -250,7 +251,7 @@ def claim(ctl, wanted):
     """Claim up to ``wanted`` workers for Python jobs, each moved to ``CLAIMED`` from
     ``SPINNING``, ``WAKING`` or ``PARKED``. Returns two masks: the workers claimed,
     and those of them that were parked, whose locks the caller must release once
-    it has posted their jobs (``post(ctl, w, PYTHON)``)."""
+    it has posted their jobs (``post``)."""
     claimed, parked = 0, 0
     count = 0
     for w in range(ctl.shape[0]):
