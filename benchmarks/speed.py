@@ -25,6 +25,7 @@ The tables are printed and written, as Markdown, to
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -329,6 +330,15 @@ def compiled_cases(lib: Lib, quick: bool):
         for n in SIZES:
             args = make(lib, n)
             case = f"{workload}, {size_name(n)}"
+            if lib.name == "tensor":
+                import numpy as np
+
+                # The copy the table divides by, timed seconds before the kernel in the
+                # same process: this shared machine's memory bandwidth moves with its
+                # neighbours' load (a copy of 1e7 floats read 19 to 38 GB/s across runs).
+                source, out = data(n), np.empty(n, np.float32)
+                yield f"copy before {case}", ("bytes", 8 * n,
+                                               lambda o=out, a=source: prange_copy()(o, a))
             yield case, lambda args=args, fn=fn: fn(*args)
             start = time.perf_counter()
             try:
@@ -341,6 +351,19 @@ def compiled_cases(lib: Lib, quick: bool):
             yield case, ("compiled", lambda args=args, c=compiled: c(*args))
 
 
+@functools.cache
+def prange_copy():
+    """``out[:] = a`` as a numba ``prange`` loop: the copy the bandwidth figures use."""
+    import numba
+
+    @numba.njit(parallel=True, nogil=True)
+    def copy(out, a):
+        for i in numba.prange(a.size):
+            out[i] = a[i]
+
+    return copy
+
+
 def bandwidth_cases(lib: Lib, quick: bool):
     """A parallel copy and a triad (numba prange, preallocated): the machine's bandwidth."""
     if lib.name != "tensor":
@@ -348,10 +371,7 @@ def bandwidth_cases(lib: Lib, quick: bool):
     import numba
     import numpy as np
 
-    @numba.njit(parallel=True, nogil=True)
-    def copy(out, a):
-        for i in numba.prange(a.size):
-            out[i] = a[i]
+    copy = prange_copy()
 
     @numba.njit(parallel=True, nogil=True)
     def triad(out, a, b, s):
@@ -540,7 +560,7 @@ def compiled_table(table: dict, gbs_of: dict) -> list[str]:
                 if case.startswith("copy")}
     head = ["case", "tensor eager", "minifx numba", "torch eager", "torch THP eager",
             "torch.compile", "torch.compile THP", "minifx / torch eager",
-            "minifx / torch.compile", "minifx GB/s (% of copy)"]
+            "minifx / torch.compile", "minifx GB/s (% of copy GB/s)"]
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
     errors = []
     for workload in WORKLOADS:
@@ -557,7 +577,9 @@ def compiled_table(table: dict, gbs_of: dict) -> list[str]:
             ours = get["tensor compiled"]
             # Each workload reads its input once and writes its result once (float32).
             gbs = 8 * n / ours / 1e9 if ours else None
-            share = f" ({gbs / copy_gbs[s]:.0%})" if gbs and s in copy_gbs else ""
+            beside = table.get((f"copy before {case}", "tensor"))
+            copy = 8 * n / med(beside) / 1e9 if beside else copy_gbs.get(s)
+            share = f" ({gbs / copy:.0%} of {copy:.1f})" if gbs and copy else ""
             lines.append("| " + " | ".join([
                 case, fmt(get["tensor"]), fmt(ours), fmt(get["torch"]), fmt(get["torch THP"]),
                 fmt(get["torch compiled"]), fmt(get["torch THP compiled"]),
@@ -578,6 +600,9 @@ def compiled_table(table: dict, gbs_of: dict) -> list[str]:
               "and finds the kernel's source already compiled; Inductor recompiles once with "
               "a dynamic size, then reuses that graph. The cold Inductor figure is the first "
               "round's, with an empty cache directory; later rounds find its on-disk cache."]
+    lines += ["", "The copy in the last column is numba's `prange` copy of the same size, "
+              "timed in the same process seconds before the compiled call: the memory "
+              "bandwidth of this shared machine moves with its neighbours' load."]
     if gbs_of:
         lines += ["", "| bandwidth (numba prange, preallocated output; bytes read + written) "
                   "| GB/s |", "|---|---:|"]
