@@ -95,15 +95,25 @@ class Spinners:
         op holds them)."""
         locks = self._started()
         claimed, parked = spin.claim(self.ctl, len(ranges))
+        posted: list[int] = []
+        try:
+            for w in range(self.workers):
+                if claimed >> w & 1:
+                    self._jobs[w] = (job, *ranges[len(posted)])
+                    spin.post(self.ctl, w)
+                    posted.append(w)
+                    if parked >> w & 1:
+                        locks[w].release()
+        finally:
+            # Interrupted (a KeyboardInterrupt between two lines): a worker left
+            # CLAIMED would poll for its job forever. Give it one that does nothing.
+            for w in range(self.workers):
+                if claimed >> w & 1 and w not in posted:
+                    self._jobs[w] = (_nothing, 0, 0)
+                    spin.post(self.ctl, w)
+                    if parked >> w & 1:
+                        locks[w].release()
         self.park()
-        posted = []
-        for w in range(self.workers):
-            if claimed >> w & 1:
-                self._jobs[w] = (job, *ranges[len(posted)])
-                spin.post(self.ctl, w)
-                if parked >> w & 1:
-                    locks[w].release()
-                posted.append(w)
         return posted, ranges[len(posted):]
 
     def finish_jobs(self, posted: list[int]) -> list[BaseException | None]:
@@ -134,6 +144,10 @@ class Spinners:
     def park(self) -> None:
         """Send the polling workers to sleep: the next thing needs their cores."""
         spin.park(self.ctl)
+
+
+def _nothing(lo: int, hi: int) -> None:
+    """The job of a worker claimed by a call that was interrupted."""
 
 
 SPINNERS = Spinners()

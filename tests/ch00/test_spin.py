@@ -200,6 +200,28 @@ def test_an_error_in_a_polling_workers_job_reaches_the_caller(pool):
     assert names_of_threads_running([0, 5, 10])[(5, 10)] == "tensor-spin-0"
 
 
+def test_an_interrupted_hand_off_leaves_no_worker_claimed(pool, monkeypatch):
+    """A KeyboardInterrupt between claiming a worker and posting its job (Ctrl-C in a
+    notebook) must not leave the worker polling for a job that never comes: it
+    gets one that does nothing, and is free for the next product."""
+    real_post, calls = spin.post, []
+
+    def interrupted_post(ctl, w):
+        calls.append(w)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        real_post(ctl, w)
+
+    monkeypatch.setattr(spin, "post", interrupted_post)
+    with pytest.raises(KeyboardInterrupt):
+        nb._WORKERS.run(lambda lo, hi: None, [0, 5, 10])
+    monkeypatch.setattr(spin, "post", real_post)
+    deadline = time.monotonic() + 10
+    while pool.ctl[0, spin.STATE] not in (spin.SPINNING, spin.PARKED):
+        assert time.monotonic() < deadline, pool.ctl[0, :8]
+    assert names_of_threads_running([0, 5, 10])[(5, 10)] == "tensor-spin-0"
+
+
 def test_a_parked_worker_is_woken_by_the_next_op(shared, pool):
     a = data(100_000)
     nb.unary("neg", a)
