@@ -134,8 +134,8 @@ class Spinners:
                 go.release()
 
     def wake_parked(self) -> None:
-        """Wake every parked worker, if the workers have started (a program that only
-        multiplies matrices never starts them)."""
+        """Wake every parked worker, if the workers have started (a program whose ops
+        are all small never starts them, and ``TENSOR_SPIN=0`` has none)."""
         if self._locks:
             woken = spin.wake_parked(self.ctl)
             if woken:

@@ -135,8 +135,7 @@ class Workers:
             try:
                 job(*ranges[0])
             finally:
-                errors = SPINNERS.finish_jobs(posted) if SPINNERS.workers else []
-                errors += [w.wait() for w in woken]
+                errors = SPINNERS.finish_jobs(posted) + [w.wait() for w in woken]
             for e in errors:
                 if e is not None:
                     raise e
