@@ -210,7 +210,7 @@ def test_exp32_accuracy_in_ulps():
 
 
 def test_sigmoid_exp_changes_no_sigmoid_bit():
-    """sigmoid's own exp (exp32_for_sigmoid) gives 0 below -87, where exp32 gives
+    """sigmoid's own exp (exp32_flush) gives 0 below -87, where exp32 gives
     a tiny value: 1 + either is 1, so sigmoid is exp32's sigmoid to the bit."""
     from numba import njit
 
@@ -230,6 +230,36 @@ def test_sigmoid_exp_changes_no_sigmoid_bit():
     expected = np.empty_like(x)
     with_exp32(x, expected)
     np.testing.assert_array_equal(nb.unary("sigmoid", x), expected)
+
+
+def test_gelu_flushed_exp_changes_only_results_below_1e37():
+    """gelu32 takes exp32_flush: up to |x| = 13 every bit is what exp32 gives, and
+    beyond, a result under 1e-37 in size may become -0.0."""
+    from numba import njit
+
+    from tensor.backend._kernels import scalar
+
+    @njit(error_model="numpy", fastmath={"contract"})  # as the kernels are compiled
+    def with_exp32(x, out):
+        for i in range(x.size):
+            u = x[i] * np.float32(0.7071067811865476)
+            t = np.float32(1.0) / (np.float32(1.0) + np.float32(0.3275911) * abs(u))
+            q = np.float32(1.061405429) * t - np.float32(1.453152027)
+            q = q * t + np.float32(1.421413741)
+            q = q * t - np.float32(0.284496736)
+            q = q * t + np.float32(0.254829592)
+            half_erfc = np.float32(0.5) * q * t * scalar.exp32(-(u * u))
+            out[i] = x[i] * (half_erfc if x[i] < np.float32(0.0) else np.float32(1.0) - half_erfc)
+
+    x = np.concatenate([np.linspace(-40.0, 40.0, 400001, dtype=np.float32),
+                        np.array([np.nan, np.inf, -np.inf, 0.0, -0.0], np.float32)])
+    expected = np.empty_like(x)
+    with_exp32(x, expected)
+    ours = nb.unary("gelu", x)
+    near = np.abs(x) <= 13
+    np.testing.assert_array_equal(ours[near], expected[near])
+    assert np.abs(ours[~near & np.isfinite(x)] - expected[~near & np.isfinite(x)]).max() < 1e-37
+    np.testing.assert_array_equal(ours[~np.isfinite(x)], expected[~np.isfinite(x)])
 
 
 def test_softmax_log_softmax():

@@ -94,14 +94,16 @@ def exp32(x):
 
 
 @njit(inline="always")
-def exp32_for_sigmoid(x):
+def exp32_flush(x):
     """exp32, except that below -87 it gives 0 rather than a value under 2**-125.
 
-    sigmoid reads exp only through 1 + exp(-x), which such a value cannot
-    change, so sigmoid's result is the same to the bit. What it buys: n then
-    stays in [-126, 128], and 2**n is (y + y) * 2**(n - 1), one exponent
-    field to build instead of two. sigmoid ran 17% faster (73 against 62 us
-    for 1e5 float32 on one thread).
+    Above -87 the bits are exp32's. What it buys: n then stays in
+    [-126, 128], and 2**n is (y + y) * 2**(n - 1), one exponent field to
+    build instead of two. For a caller that cannot tell such a tiny value
+    from 0 that is free speed: sigmoid reads exp only through 1 + exp(-x),
+    which it cannot change (sigmoid ran 17% faster: 73 against 62 us for
+    1e5 float32 on one thread), and gelu32 multiplies it into a result
+    below 1e-37.
     """
     xc = np.float32(89.0) if x > np.float32(89.0) else x
     xc = np.float32(-87.0) if xc < np.float32(-87.0) else xc
@@ -199,7 +201,10 @@ def gelu32(x):
     q = q * t + np.float32(1.421413741)
     q = q * t - np.float32(0.284496736)
     q = q * t + np.float32(0.254829592)
-    half_erfc = np.float32(0.5) * q * t * exp32(-(u * u))
+    # exp32_flush, not exp32: from |x| > 13.2 on it makes the tiny negative results
+    # (below 1e-37 in size) -0.0, as torch's own float32 GELU does (it gives 0 there
+    # already from -13), and it saved 6% of a gelu.
+    half_erfc = np.float32(0.5) * q * t * exp32_flush(-(u * u))
     return x * (half_erfc if x < np.float32(0.0) else np.float32(1.0) - half_erfc)
 
 
@@ -212,7 +217,7 @@ def fast_log(x):
 
 
 def sigmoid_exp(x):
-    """exp as sigmoid needs it: exp32_for_sigmoid for float32, libm for float64."""
+    """exp as sigmoid needs it: exp32_flush for float32, libm for float64."""
 
 
 def fast_gelu(x):
@@ -237,7 +242,7 @@ def _fast_exp(x):
 @overload(sigmoid_exp)
 def _sigmoid_exp(x):
     if x == types.float32:
-        return lambda x: exp32_for_sigmoid(x)
+        return lambda x: exp32_flush(x)
     return lambda x: math.exp(x)
 
 
