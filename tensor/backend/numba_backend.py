@@ -698,16 +698,14 @@ def batch_norm(x, mean, var, weight, bias, eps):
     # Each channel's statistics folded into one scale and one shift, as torch's eval
     # batch_norm does: the planes are then x * alpha + beta, one multiply-add each.
     dt = x.dtype
-    alpha = 1.0 / np.sqrt(np.asarray(var, dt) + dt.type(eps))
-    if weight is not None:
-        alpha = alpha * np.asarray(weight, dt)
-    beta = -np.asarray(mean, dt) * alpha
-    if bias is not None:
-        beta = beta + np.asarray(bias, dt)
-    planes = x.shape[0] * x.shape[1]
+    channels = x.shape[1]
+    alpha, beta = np.empty(channels, dt), np.empty(channels, dt)
+    rows.fold_batch_norm(*(None if v is None else np.ascontiguousarray(v, dt)
+                           for v in (mean, var, weight, bias)), dt.type(eps), alpha, beta)
+    planes = x.shape[0] * channels
     spread(rows.batch_norm_task(dt), planes, x.size * 1.5, out.reshape(-1),
-           np.ascontiguousarray(x).reshape(-1), np.ascontiguousarray(alpha, dt),
-           np.ascontiguousarray(beta, dt), k0=x.shape[1], k1=x.size // planes)
+           np.ascontiguousarray(x).reshape(-1), alpha, beta, k0=channels,
+           k1=x.size // planes)
     return out
 
 

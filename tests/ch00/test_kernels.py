@@ -232,6 +232,30 @@ def test_sigmoid_exp_changes_no_sigmoid_bit():
     np.testing.assert_array_equal(nb.unary("sigmoid", x), expected)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_batch_norm_fold_rounds_as_numpy_does(dtype):
+    """The per-channel scale and shift of an eval batch_norm, folded by one numba
+    call, have NumPy's bits: the same operations, each rounded in the dtype."""
+    from tensor.backend._kernels import rows
+
+    c = 1000
+    mean, w, b = (data((c,), dtype) * 3 for _ in range(3))
+    var = np.abs(data((c,), dtype)) * 5
+    var[:5] = 0
+    eps = dtype(1e-5)
+    for weight, bias in [(w, b), (None, b), (w, None), (None, None)]:
+        alpha = 1.0 / np.sqrt(var + eps)
+        if weight is not None:
+            alpha = alpha * weight
+        beta = -mean * alpha
+        if bias is not None:
+            beta = beta + bias
+        got_alpha, got_beta = np.empty(c, dtype), np.empty(c, dtype)
+        rows.fold_batch_norm(mean, var, weight, bias, eps, got_alpha, got_beta)
+        np.testing.assert_array_equal(got_alpha, alpha)
+        np.testing.assert_array_equal(got_beta, beta)
+
+
 def test_gelu_flushed_exp_changes_only_results_below_1e37():
     """gelu32 takes exp32_flush: up to |x| = 13 every bit is what exp32 gives, and
     beyond, a result under 1e-37 in size may become -0.0."""
@@ -355,6 +379,12 @@ def test_norms_and_embedding(dtype):
         lw, lb = data((5, 6), dtype), data((5, 6), dtype)
         check(nb.layer_norm(x, 2, lw, lb, 1e-5), F.layer_norm(t(x), (5, 6), t(lw), t(lb), 1e-5))
         check(nb.layer_norm(x, 1, None, None, 1e-5), F.layer_norm(t(x), (6,), None, None, 1e-5))
+    # One weight or bias missing, and statistics of another dtype than x's.
+    mean64, var64 = mean.astype(np.float64), var.astype(np.float64)
+    check(nb.batch_norm(x, mean64, var64, w, None, 1e-5),
+          F.batch_norm(t(x), t(mean), t(var), t(w), None, False, 0.1, 1e-5))
+    check(nb.batch_norm(x, mean, var, None, b, 1e-5),
+          F.batch_norm(t(x), t(mean), t(var), None, t(b), False, 0.1, 1e-5))
     weight = data((10, 4), dtype)
     idx = np.array([[1, 9], [0, 1], [3, 3]])[:, ::-1]
     check(nb.embedding(idx, weight), F.embedding(t(idx), t(weight)), exact=True)

@@ -145,6 +145,24 @@ def layer_norm_task(dtype: np.dtype, affine_w: bool, affine_b: bool) -> int:
     return task.address
 
 
+@njit(cache=True, nogil=True)
+def fold_batch_norm(mean, var, weight, bias, eps, alpha, beta):
+    """Each channel's statistics folded into one scale and one shift, as torch's
+    eval batch_norm does: alpha = weight / sqrt(var + eps) and
+    beta = bias - mean * alpha (``weight`` or ``bias`` None: 1 or 0). One call
+    instead of seven NumPy operations on channel vectors, which cost a quarter
+    of a batch_norm on ResNet-50's small planes. Every step rounds as NumPy's
+    would, in the arrays' dtype (no fused multiply-add)."""
+    for c in range(alpha.size):
+        scale = like(eps, 1.0) / np.sqrt(var[c] + eps)
+        if weight is not None:
+            scale = scale * weight[c]
+        shift = -mean[c] * scale
+        if bias is not None:
+            shift = shift + bias[c]
+        alpha[c], beta[c] = scale, shift
+
+
 @functools.cache
 def batch_norm_task(dtype: np.dtype) -> int:
     """Planes [lo, hi) of an (N, C, S) array, ``out = a * alpha[c] + beta[c]`` (the
