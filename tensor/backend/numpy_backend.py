@@ -42,6 +42,13 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _array(_NUMPY[op](a, b))
 
 
+def binary_scalar(op: str, a: np.ndarray, value: float, left: bool) -> np.ndarray:
+    """``a op value`` (``value op a`` when ``left``) for a Python float ``value``, which
+    takes a's dtype, as a number beside a tensor does in torch."""
+    number = a.dtype.type(value)
+    return _array(_NUMPY[op](number, a) if left else _NUMPY[op](a, number))
+
+
 def unary_(op: str, a: np.ndarray) -> bool:
     """In place, when a backend can (the numba one): the reference never does, so the
     caller computes a new array and copies it, the plain way."""

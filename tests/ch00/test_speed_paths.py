@@ -90,6 +90,27 @@ def test_scalar_operators_and_nan_inf():
         assert_close(f(ours), f(theirs), equal_nan=True)
 
 
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_python_float_counts_as_its_value_in_the_tensors_dtype(backend, dtype):
+    """x * 0.1 hands 0.1 to the backend as a Python float (``binary_scalar``): every
+    bit of the result is what the number made a NumPy scalar of x's dtype gives
+    (0.1 is not a float32, so a float64 0.1 in the arithmetic would show)."""
+    tensor.backend.set_backend(backend)
+    ops = tensor.backend.ops()
+    base = RNG.standard_normal((30, 40)).astype(dtype) + 2.0
+    for a in (base, base.T, base[::2, 1::3], base[:5, :5], base[0, :1].reshape(())):
+        x = tensor.from_numpy(a.copy())
+        for op in BINARY:
+            for value in (0.1, -1.7, 3.0):
+                number = np.dtype(dtype).type(value)
+                got = getattr(tensor, op)(x, value).numpy()
+                np.testing.assert_array_equal(got, ops.binary(op, a, number), err_msg=op)
+                if op not in ("maximum", "minimum"):  # the reflected operators
+                    got = getattr(x, f"__r{op.replace('div', 'truediv')}__")(value).numpy()
+                    np.testing.assert_array_equal(got, ops.binary(op, number, a), err_msg=op)
+
+
 def test_scalar_is_not_broadcast(monkeypatch):
     """x * 2.0 must not build a broadcast view of the scalar (the old 70-90 us path)."""
     def refuse(*args, **kwargs):
