@@ -468,7 +468,7 @@ def _plain_first(name: str, binary: bool, reflected: bool, general):
                     b = other._array
                     if a.dtype is b.dtype and a.dtype.kind in kinds and a.shape == b.shape:
                         result = _new_tensor(_Tensor_new)
-                        result._array = _backend._active.binary(name, a, b)
+                        result._array = _backend._active.binary_same_shape(name, a, b)
                         return result
                 elif kind is float and a.dtype.kind == "f" and "f" in kinds:
                     # x * 2.0: the number takes x's dtype, in the backend. It stays a

@@ -422,6 +422,21 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 compare = binary  # a comparison is a binary op whose kernel writes bools
 
 
+def binary_same_shape(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``binary`` for arrays the caller knows share one shape and dtype (``x + y`` of
+    two plain tensors): ``binary``'s first case without its tests of what is
+    known, half a microsecond of a 1e3-element add."""
+    if a.dtype in _KERNEL_DTYPES and (n := a.size) > SMALL and a.flags.c_contiguous \
+            and b.flags.c_contiguous:
+        out = np.empty(a.shape, a.dtype) if n < _POOLED else _empty(a.shape, a.dtype)
+        if a.ndim == 1:
+            _flat(op, "zip", out, a, b)
+        else:
+            _flat(op, "zip", out.reshape(-1), a.reshape(-1), b.reshape(-1))
+        return out
+    return binary(op, a, b)
+
+
 def binary_scalar(op: str, a: np.ndarray, value: float, left: bool) -> np.ndarray:
     """``a op value`` (``value op a`` when ``left``) for a Python float ``value``: the
     kernel converts it to a's dtype. ``binary``'s scalar case without a NumPy

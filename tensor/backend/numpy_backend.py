@@ -42,6 +42,11 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _array(_NUMPY[op](a, b))
 
 
+def binary_same_shape(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``binary`` for two arrays of one shape and dtype."""
+    return binary(op, a, b)
+
+
 def binary_scalar(op: str, a: np.ndarray, value: float, left: bool) -> np.ndarray:
     """``a op value`` (``value op a`` when ``left``) for a Python float ``value``, which
     takes a's dtype, as a number beside a tensor does in torch."""

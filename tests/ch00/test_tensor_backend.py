@@ -12,6 +12,7 @@ from tensor import backend
 INTERFACE = [
     "unary",
     "binary",
+    "binary_same_shape",
     "binary_scalar",
     "compare",
     "where",
