@@ -111,6 +111,24 @@ def test_a_python_float_counts_as_its_value_in_the_tensors_dtype(backend, dtype)
                     np.testing.assert_array_equal(got, ops.binary(op, number, a), err_msg=op)
 
 
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_same_shape_operands_in_every_layout_match_torch(backend, dtype):
+    """x + y of one shape and dtype goes to ``binary_same_shape``: contiguous, transposed,
+    sliced and tiny operands (below SMALL), each against torch."""
+    tensor.backend.set_backend(backend)
+    dtype = np.dtype(dtype)
+    first, second = layouts(dtype), layouts(dtype)
+    first["tiny"], second["tiny"] = first["sliced"][:2, :3], second["sliced"][:2, :3]
+    for layout in first:
+        (x, tx), (y, ty) = pair(first[layout]), pair(second[layout])
+        for op in BINARY:
+            if dtype.kind == "i" and op in ("div", "pow"):
+                continue
+            assert_close(getattr(tensor, op)(x, y), getattr(torch, op)(tx, ty),
+                         msg=f"{op} {layout} {dtype}")
+
+
 def test_scalar_is_not_broadcast(monkeypatch):
     """x * 2.0 must not build a broadcast view of the scalar (the old 70-90 us path)."""
     def refuse(*args, **kwargs):
