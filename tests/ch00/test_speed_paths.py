@@ -121,7 +121,10 @@ def test_same_shape_operands_in_every_layout_match_torch(backend, dtype):
     first, second = layouts(dtype), layouts(dtype)
     first["tiny"], second["tiny"] = first["sliced"][:2, :3], second["sliced"][:2, :3]
     for layout in first:
-        (x, tx), (y, ty) = pair(first[layout]), pair(second[layout])
+        a, b = first[layout], second[layout]
+        x, y = tensor.from_numpy(a), tensor.from_numpy(b)  # views: their strides kept
+        assert x._array.strides == a.strides and y._array.strides == b.strides
+        tx, ty = torch.from_numpy(a.copy()), torch.from_numpy(b.copy())
         for op in BINARY:
             if dtype.kind == "i" and op in ("div", "pow"):
                 continue
