@@ -77,15 +77,15 @@ class BatchNorm2d(Module):
         if isinstance(input, Tensor) and input.ndim != 4:
             raise ValueError(f"expected 4D input (got {input.ndim}D input) (in "
                              f"{type(self).__name__}: input shape {list(input.shape)})")
+        factor = 0.0 if self.momentum is None else self.momentum
         if not self.training:
             # Eval with running statistics, the common case, reads each of them once:
             # a module finds its parameters and buffers through Module.__getattr__,
             # most of a microsecond a name, and a small batch_norm takes ten.
             mean, var = self.running_mean, self.running_var
             if mean is not None and var is not None:
-                return F.batch_norm(input, mean, var, self.weight, self.bias, False, 0.0,
+                return F.batch_norm(input, mean, var, self.weight, self.bias, False, factor,
                                     self.eps)
-        factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked._array[...] += 1
             if self.momentum is None:
