@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import operator
 import os
 import statistics
 import subprocess
@@ -589,20 +590,24 @@ def simple_table(group: str, table: dict, busy: bool = False) -> list[str]:
     return lines
 
 
+def gbs(rows: list) -> float:
+    """GB/s of a "bytes" case: the bytes it moves over its median time."""
+    return rows[0]["bytes"] / med(rows) / 1e9
+
+
 def gbs_beside(table: dict, case: str) -> float | None:
-    """GB/s of a copy timed in the compiled group's own process (a "bytes" case)."""
+    """GB/s of a copy timed in the compiled group's own process, if it was."""
     rows = table.get((case, "tensor"))
-    return rows[0]["bytes"] / med(rows) / 1e9 if rows else None
+    return gbs(rows) if rows else None
 
 
-def share_of(gbs: float | None, copy: float | None) -> str:
-    return f"{gbs / copy:.0%} ({copy:.1f})" if gbs and copy else ""
+def share_of(moved: float | None, copy: float | None) -> str:
+    return f"{moved / copy:.0%} ({copy:.1f})" if moved and copy else ""
 
 
 def bandwidth(found: dict) -> dict:
     """{"copy, 1e6": GB/s, ...} from the bandwidth group, if it ran."""
-    return {case: rows[0]["bytes"] / med(rows) / 1e9
-            for (case, _), rows in found.get("bandwidth", {}).items()}
+    return {case: gbs(rows) for (case, _), rows in found.get("bandwidth", {}).items()}
 
 
 # Issue 14's targets for the compiled chain: (limit on minifx / torch eager, on
@@ -617,15 +622,13 @@ def chain_verdict(n: int, eager: float | None, inductor: float | None,
     whether it was met."""
     most_eager, most_inductor, least_share = CHAIN_TARGETS[n]
     parts = []
-    for label, value, limit, ok in (
-            ("torch eager <=", eager, most_eager, lambda v, g: v <= g),
-            ("torch.compile <=", inductor, most_inductor, lambda v, g: v <= g),
-            ("memory copy >=", share, least_share, lambda v, g: v >= g)):
-        if limit is None:
-            continue
-        shown = f"{limit:.0%}" if label.startswith("memory") else f"{limit}"
-        met = value is not None and ok(value, limit)
-        parts.append(f"{label} {shown}" + ("" if busy or met else " missed"))
+    for label, value, limit, met in (
+            (f"torch eager <= {most_eager}", eager, most_eager, operator.le),
+            (f"torch.compile <= {most_inductor}", inductor, most_inductor, operator.le),
+            (f"memory copy >= {least_share or 0:.0%}", share, least_share, operator.ge)):
+        if limit is not None:
+            missed = not busy and (value is None or not met(value, limit))
+            parts.append(label + (" missed" if missed else ""))
     return "; ".join(parts) + (" (not judged)" if busy and parts else "")
 
 
@@ -652,18 +655,19 @@ def compiled_table(table: dict, gbs_of: dict, busy: bool = False) -> list[str]:
                         errors.append(f"{col} at {s}: {row['error']}")
             ours = get["tensor compiled"]
             # Each workload reads its input once and writes its result once (float32).
-            gbs = 8 * n / ours / 1e9 if ours else None
+            moved = 8 * n / ours / 1e9 if ours else None
             same = gbs_beside(table, f"copy before {case}") or copy_gbs.get(s)
             memory = gbs_beside(table, f"memory copy before {case}") or memory_gbs
             eager = get["torch"] and ours and ours / get["torch"]
             inductor = get["torch compiled"] and ours and ours / get["torch compiled"]
-            verdict = (chain_verdict(n, eager, inductor, gbs / memory if gbs and memory else None,
-                                     busy) if workload == "chain" else "")
+            share = moved / memory if moved and memory else None
+            verdict = (chain_verdict(n, eager, inductor, share, busy)
+                       if workload == "chain" else "")
             lines.append("| " + " | ".join([
                 case, fmt(get["tensor"]), fmt(ours), fmt(get["torch"]), fmt(get["torch THP"]),
                 fmt(get["torch compiled"]), fmt(get["torch THP compiled"]),
                 ratio(ours, get["torch"]), ratio(ours, get["torch compiled"]),
-                f"{gbs:.1f}" if gbs else "", share_of(gbs, memory), share_of(gbs, same),
+                f"{moved:.1f}" if moved else "", share_of(moved, memory), share_of(moved, same),
                 verdict]) + " |")
     lines += ["", "| first call (trace + compile) | minifx numba | torch.compile (Inductor) |",
               "|---|---:|---:|"]
