@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 from collections.abc import Callable
 
@@ -43,7 +44,7 @@ from .._ops import (  # noqa: F401  (the op tuples: part of the backend interfac
     scalar_name,
 )
 from .._shape import output_hw
-from . import _blas
+from . import _blas, _powers
 from . import numpy_backend as _reference
 from ._allocator import empty as _empty
 from ._kernels import elementwise as ew
@@ -51,6 +52,8 @@ from ._kernels import reduce as rd
 from ._kernels import rows, spatial, spin, winograd
 from ._kernels.strides import coalesce, storage_of
 from ._spinning import SPINNERS
+
+_self = sys.modules[__name__]  # the backend, as _powers calls it
 
 # Inputs of at most SMALL elements go to the NumPy reference backend: for them
 # unboxing a numba call's arguments costs more than the work.
@@ -392,6 +395,8 @@ def _zip(op: str, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """A binary op or a comparison (``compare`` is this function): the common case first,
     a Python scalar kept a scalar, NumPy for tiny inputs, else the broadcasting kernel."""
+    if op == "pow" and b.ndim == 0 and (power := _powers.by_other_ops(_self, a, b)) is not None:
+        return power
     x, y, left = a, b, False
     if not a.ndim and b.ndim:  # 2.0 - x: the number on the left
         x, y, left = b, a, True
@@ -441,6 +446,8 @@ def binary_scalar(op: str, a: np.ndarray, value: float, left: bool) -> np.ndarra
     """``a op value`` (``value op a`` when ``left``) for a Python float ``value``: the
     kernel converts it to a's dtype. ``binary``'s scalar case without a NumPy
     scalar, whose making costs a third of a microsecond."""
+    if op == "pow" and not left and (power := _powers.by_other_ops(_self, a, value)) is not None:
+        return power
     if a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous and (n := a.size) > SMALL:
         out = np.empty(a.shape, a.dtype) if n < _POOLED else _empty(a.shape, a.dtype)
         if a.ndim == 1:
@@ -475,6 +482,8 @@ def binary_(op: str, a: np.ndarray, b) -> bool:
     also right for overlapping operands such as ``x[1:] += x[:-1]``)."""
     if op in _COMPARE or not (a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous
                               and a.flags.writeable and a.size > SMALL):
+        return False
+    if op == "pow" and b.ndim == 0 and _powers.computed_by_other_ops(a, b):
         return False
     flat = a.reshape(-1)
     copies = flat.size * _COST[op]

@@ -9,9 +9,12 @@ functions are the oracle its kernels are tested against.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .._ops import BINARY_OPS, BY_NAME, COMPARE_OPS, REDUCE_OPS, UNARY_OPS  # noqa: F401
+from . import _powers
 from .numpy_nn import (  # noqa: F401  (re-exported: part of the backend interface)
     adaptive_avg_pool2d,
     avg_pool2d,
@@ -21,6 +24,8 @@ from .numpy_nn import (  # noqa: F401  (re-exported: part of the backend interfa
     layer_norm,
     max_pool2d,
 )
+
+_self = sys.modules[__name__]  # the backend, as _powers calls it
 
 
 def _array(result) -> np.ndarray:
@@ -39,6 +44,8 @@ def unary(op: str, a: np.ndarray) -> np.ndarray:
 
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Combine two arrays of one dtype elementwise, broadcasting their shapes."""
+    if op == "pow" and b.ndim == 0 and (power := _powers.by_other_ops(_self, a, b)) is not None:
+        return power
     return _array(_NUMPY[op](a, b))
 
 
@@ -50,6 +57,8 @@ def binary_same_shape(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def binary_scalar(op: str, a: np.ndarray, value: float, left: bool) -> np.ndarray:
     """``a op value`` (``value op a`` when ``left``) for a Python float ``value``, which
     takes a's dtype, as a number beside a tensor does in torch."""
+    if op == "pow" and not left and (power := _powers.by_other_ops(_self, a, value)) is not None:
+        return power
     number = a.dtype.type(value)
     return _array(_NUMPY[op](number, a) if left else _NUMPY[op](a, number))
 

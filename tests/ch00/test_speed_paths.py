@@ -111,6 +111,50 @@ def test_a_python_float_counts_as_its_value_in_the_tensors_dtype(backend, dtype)
                     np.testing.assert_array_equal(got, ops.binary(op, number, a), err_msg=op)
 
 
+# The exponents torch computes with other operations, and those operations.
+BY_OTHER_OPS = {
+    1: lambda x: x.clone(), 2: lambda x: x * x, 3: lambda x: x * x * x,
+    -1: lambda x: 1.0 / x, -2: lambda x: 1.0 / (x * x),
+    0.5: lambda x: x.sqrt(), -0.5: lambda x: x.rsqrt(),
+}
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_whole_and_half_exponents_are_computed_as_torch_does(backend, dtype):
+    """x ** 2 is x * x, x ** 0.5 is sqrt(x), and so on for 1, 3, -1, -2 and -0.5, as
+    in torch: the same bits as those operations, whole exponents given as
+    ints or floats, in every layout, at every size, in place too; and the
+    values torch gives, (-0.0) ** 0.5 = -0.0 and (-inf) ** 0.5 = NaN
+    included, where C's pow gives 0.0 and inf."""
+    tensor.backend.set_backend(backend)
+    base = (RNG.standard_normal((300, 400)) * 1e3).astype(dtype)
+    base.flat[:5] = (np.nan, np.inf, -np.inf, -0.0, 0.0)
+    for a in (base, base.T, base[::2, 1::3], base[:5, :5], base[0, :1].reshape(())):
+        x, tx = tensor.from_numpy(a), torch.from_numpy(a.copy())
+        for exponent, other_ops in BY_OTHER_OPS.items():
+            expected = other_ops(x).numpy()
+            for number in {exponent, float(exponent)}:
+                np.testing.assert_array_equal((x ** number).numpy(), expected)
+                np.testing.assert_array_equal(tensor.pow(x, number).numpy(), expected)
+                in_place = x.clone()
+                in_place **= number
+                np.testing.assert_array_equal(in_place.numpy(), expected)
+                assert_close(x ** number, tx ** number, equal_nan=True)
+    root = (tensor.from_numpy(base) ** 0.5).numpy()[0]
+    assert root[3] == 0 and np.signbit(root[3])  # (-0.0) ** 0.5
+    assert np.isnan(root[2])  # (-inf) ** 0.5
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_integer_tensors_keep_their_exact_powers(backend):
+    tensor.backend.set_backend(backend)
+    a = RNG.integers(-40, 40, (300, 400))
+    x, tx = tensor.from_numpy(a), torch.from_numpy(a.copy())
+    for exponent in (1, 2, 3, 5):
+        np.testing.assert_array_equal((x ** exponent).numpy(), (tx ** exponent).numpy())
+
+
 @pytest.mark.parametrize("backend", ["numba", "numpy"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
 def test_same_shape_operands_in_every_layout_match_torch(backend, dtype):
