@@ -53,7 +53,7 @@ TEMPLATES = {
     "sub": "{0} - {1}",
     "mul": "{0} * {1}",
     "div": "{0} / {1}",
-    "pow": "{0} ** {1}",
+    "pow": "scalar.pow_({0}, {1})",
     "gt": "{0} > {1}",
     "lt": "{0} < {1}",
     "ge": "{0} >= {1}",
@@ -92,6 +92,18 @@ def _small_integer(value: Any) -> int | None:
     return None
 
 
+def _pow_as(form: Pointwise) -> str | None:
+    """The operation a power by a constant is computed with instead of pow: "mul"
+    for a whole exponent (``x ** n``, a few multiplications), "sqrt" for 0.5
+    and "rsqrt" for -0.5, as torch, and our eager ops, compute them (so the
+    kernel gives eager's bits); None for any other exponent."""
+    if form.op != "pow" or isinstance(form.operands[1], Node):
+        return None
+    if _small_integer(form.operands[1]) is not None:
+        return "mul"
+    return {0.5: "sqrt", -0.5: "rsqrt"}.get(float(form.operands[1]))
+
+
 def expression(form: Pointwise, node: Node, dtypes: dict[Node, np.dtype],
                operand: Any) -> str:
     """The right-hand side of ``node``'s line in a kernel.
@@ -115,9 +127,11 @@ def expression(form: Pointwise, node: Node, dtypes: dict[Node, np.dtype],
         condition, *values = form.operands
         return TEMPLATES["where"].format(
             operand(condition, np.dtype(np.bool_)), *(operand(v, compute) for v in values))
-    if form.op == "pow" and not isinstance(form.operands[1], Node) \
-            and _small_integer(form.operands[1]) is not None:
+    pow_as = _pow_as(form)
+    if pow_as == "mul":
         return f"{operand(form.operands[0], compute)} ** {_small_integer(form.operands[1])}"
+    if pow_as is not None:
+        return TEMPLATES[pow_as].format(operand(form.operands[0], compute))
     return TEMPLATES[form.op].format(*(operand(a, compute) for a in form.operands))
 
 
@@ -279,7 +293,7 @@ def _output(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
 # float32 element (a read and a write): the op table's ``work`` column
 # (tensor/_ops.py), measured on a one-thread loop of that operation alone at
 # 1e5 elements (a copy took 17 us, exp 56, sigmoid 74). Plain arithmetic hides
-# under the memory traffic; a non-integer pow calls libm once per element.
+# under the memory traffic; a non-integer pow costs about twenty copies.
 EXTRA_WORK = {op.name: op.work for op in OPS if op.work}  # the op table's column
 
 
@@ -288,10 +302,7 @@ def work_per_element(forms: list[Any]) -> float:
     the memory traffic, plus what each operation adds (``EXTRA_WORK``)."""
     work = 1.0
     for form in forms:
-        if form.op == "pow" and not isinstance(form.operands[1], Node) \
-                and _small_integer(form.operands[1]) is not None:
-            continue  # a few multiplications
-        work += EXTRA_WORK.get(form.op, 0.0)
+        work += EXTRA_WORK.get(_pow_as(form) or form.op, 0.0)  # "mul": nothing extra
     return work
 
 

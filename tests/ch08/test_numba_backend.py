@@ -262,13 +262,40 @@ def test_threads_follow_the_work_of_each_element():
 
 def test_integer_powers_cost_nothing_extra_and_a_float_power_does():
     def powers(x):
-        return (x ** 2 + 1) ** 0.5
+        return (x ** 2 + 1) ** 1.5
 
     compiled = minifx.compile(powers, backend="numba")
     x = tensor.randn(50)
     assert_close(compiled(x), powers(x))
     (fused,) = fused_nodes(only_entry(compiled))
     assert fused.target.work == pytest.approx(1.0 + kernel.EXTRA_WORK["pow"])
+
+
+def test_constant_powers_are_computed_as_eager_computes_them():
+    """0.5 and -0.5 become sqrt and rsqrt, whole exponents multiplications, and any
+    other exponent pow32: the fused kernel gives eager's bits for each."""
+    def powers(x):
+        y = x + 1.0
+        return y ** 0.5 - y ** -0.5 + y ** 1.7 + y ** -2
+
+    compiled = minifx.compile(powers, backend="numba")
+    x = tensor.rand(3000) * 4
+    assert_close(compiled(x), powers(x))
+    (fused,) = fused_nodes(only_entry(compiled))
+    for spelling in ("scalar.sqrt(add)", "scalar.rsqrt(add)", "scalar.pow_(add, np.float32(1.7))",
+                     "add ** -2"):
+        assert spelling in fused.target.source
+    for exponent in (0.5, -0.5, 1.7, -2):
+        alone = minifx.compile(power_of_x_plus_one(exponent), backend="numba")
+        assert_close(alone(x), (x + 1.0) ** exponent, rtol=0, atol=0)
+        assert fused_nodes(only_entry(alone))
+
+
+def power_of_x_plus_one(exponent):
+    def power(x):
+        return (x + 1.0) ** exponent
+
+    return power
 
 
 def four_inputs(x, y, z, w):
