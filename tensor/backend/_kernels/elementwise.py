@@ -78,6 +78,8 @@ def apply2(name, x, y):
 def _apply2(name, x, y):
     if isinstance(name, types.StringLiteral):
         fn = getattr(s, name.literal_value)
+        if x == types.float32 and y == types.float32:  # pow_ -> pow32 (see scalar.FLOAT32)
+            fn = s.FLOAT32.get(name.literal_value, fn)
         return lambda name, x, y: fn(x, y)
     return None
 

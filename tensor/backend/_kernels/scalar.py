@@ -538,6 +538,13 @@ def pow_(x, y):
     return power(x, y)
 
 
+# The float32 function that a caller who already knows the operands' types
+# can call instead of a generic one. ``elementwise.apply2`` does: numba pasting
+# ``power``'s overload into an ``apply2`` it is already pasting took 5 s more
+# to compile a kernel (7.4 against 2.2 s).
+FLOAT32 = {"pow_": pow32}
+
+
 @njit(inline="always")
 def maximum(x, y):
     return x if (x > y or x != x) else y  # NaN wins, as in torch
