@@ -217,6 +217,10 @@ def size_cases(lib: Lib, quick: bool):
             x, y = (lib.array(pa), lib.array(pb)) if op in POSITIVE else (
                 lib.array(a), lib.array(b))
             yield f"{op}, {s}", lambda fn=fn, x=x, y=y: fn(x, y)
+        # A number as the exponent, as users write it: 2.5 runs pow, 2 a multiplication.
+        x = lib.array(pa)
+        yield f"x ** 2.5, {s}", lambda x=x: x ** 2.5
+        yield f"x ** 2, {s}", lambda x=x: x ** 2
         rows = lib.array(a.reshape(-1, 1000))
         for op in ("sum all", "mean all", "amax all", "sum dim -1", "argmax dim -1"):
             fn = lib.reduce(op)
