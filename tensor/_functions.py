@@ -411,7 +411,13 @@ def binary_op(op: str, input, other) -> Tensor:
             "sub(): unsupported dtype tensor.bool: subtraction with a bool operand is not "
             "supported (to invert a mask use logical operations)"
         )
-    return _wrap(_backend._active.binary(op, *_promoted_operands(op, input, other, dt)))
+    a, b = _promoted_operands(op, input, other, dt)
+    if op == "pow" and not isinstance(other, Tensor):
+        # A number exponent reaches the backend as a NumPy scalar, as on the fast
+        # paths: the backend computes x ** 2 as x * x for a number, and through
+        # pow for a 0-d tensor, as torch does (tensor/backend/_powers.py).
+        b = b[()]
+    return _wrap(_backend._active.binary(op, a, b))
 
 
 def compare_op(op: str, input, other) -> Tensor:

@@ -7,6 +7,10 @@ answers then are those operations' answers, to the bit, including where
 they part from C's pow: (-0.0) ** 0.5 is sqrt(-0.0) = -0.0, and
 (-inf) ** 0.5 is NaN. Both backends route these exponents here, so that
 each gives torch's result.
+
+Only a number exponent, as in torch: ``x ** tensor(2.0)`` runs pow. A number
+reaches a backend's ``binary`` as a NumPy scalar, a tensor as an array,
+even a 0-d one, and ``binary_scalar`` takes only numbers.
 """
 
 from __future__ import annotations
@@ -30,6 +34,11 @@ _BY_OTHER_OPS = {
     0.5: lambda ops, a: ops.unary("sqrt", a),
     -0.5: lambda ops, a: ops.unary("rsqrt", a),
 }
+
+
+def is_number(exponent) -> bool:
+    """Whether ``binary``'s exponent came from a number (a NumPy scalar), not a tensor."""
+    return not isinstance(exponent, np.ndarray)
 
 
 def by_other_ops(ops: ModuleType, a: np.ndarray, exponent) -> np.ndarray | None:

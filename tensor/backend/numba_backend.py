@@ -395,8 +395,9 @@ def _zip(op: str, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """A binary op or a comparison (``compare`` is this function): the common case first,
     a Python scalar kept a scalar, NumPy for tiny inputs, else the broadcasting kernel."""
-    if op == "pow" and b.ndim == 0 and (power := _powers.by_other_ops(_self, a, b)) is not None:
-        return power
+    if op == "pow" and _powers.is_number(b):
+        if (power := _powers.by_other_ops(_self, a, b)) is not None:
+            return power
     x, y, left = a, b, False
     if not a.ndim and b.ndim:  # 2.0 - x: the number on the left
         x, y, left = b, a, True
@@ -483,7 +484,7 @@ def binary_(op: str, a: np.ndarray, b) -> bool:
     if op in _COMPARE or not (a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous
                               and a.flags.writeable and a.size > SMALL):
         return False
-    if op == "pow" and b.ndim == 0 and _powers.computed_by_other_ops(a, b):
+    if op == "pow" and _powers.is_number(b) and _powers.computed_by_other_ops(a, b):
         return False
     flat = a.reshape(-1)
     copies = flat.size * _COST[op]

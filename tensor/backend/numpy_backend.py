@@ -44,8 +44,13 @@ def unary(op: str, a: np.ndarray) -> np.ndarray:
 
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Combine two arrays of one dtype elementwise, broadcasting their shapes."""
-    if op == "pow" and b.ndim == 0 and (power := _powers.by_other_ops(_self, a, b)) is not None:
-        return power
+    if op == "pow" and _powers.is_number(b):
+        if (power := _powers.by_other_ops(_self, a, b)) is not None:
+            return power
+    elif op == "pow" and b.ndim == 0 and a.ndim:
+        # NumPy's power takes a lone 0.5 as a sqrt, even a 0-d or broadcast array's;
+        # torch runs pow for a tensor exponent. One exponent per element is pow.
+        b = np.full(a.shape, b)
     return _array(_NUMPY[op](a, b))
 
 

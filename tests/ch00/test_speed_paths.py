@@ -144,15 +144,27 @@ def test_whole_and_half_exponents_are_computed_as_torch_does(backend, dtype):
     root = (tensor.from_numpy(base) ** 0.5).numpy()[0]
     assert root[3] == 0 and np.signbit(root[3])  # (-0.0) ** 0.5
     assert np.isnan(root[2])  # (-inf) ** 0.5
+    # A 0-d tensor exponent is not a number: torch runs pow, and so do we.
+    half = tensor.tensor(0.5, dtype=tensor.float32 if dtype == np.float32 else tensor.float64)
+    root = (tensor.from_numpy(base) ** half).numpy()[0]
+    assert root[3] == 0 and not np.signbit(root[3]) and root[2] == np.inf
+    torch_base = torch.from_numpy(base.copy())
+    torch_root = torch_base ** torch.tensor(0.5, dtype=torch_base.dtype)
+    assert_close(tensor.from_numpy(base) ** half, torch_root, equal_nan=True)
 
 
 @pytest.mark.parametrize("backend", ["numba", "numpy"])
 def test_integer_tensors_keep_their_exact_powers(backend):
+    """An int tensor to a whole power stays an exact int power; to the power 0.5
+    it becomes float32 and takes the float route (sqrt), as in torch."""
     tensor.backend.set_backend(backend)
     a = RNG.integers(-40, 40, (300, 400))
     x, tx = tensor.from_numpy(a), torch.from_numpy(a.copy())
     for exponent in (1, 2, 3, 5):
         np.testing.assert_array_equal((x ** exponent).numpy(), (tx ** exponent).numpy())
+    root = x.abs() ** 0.5
+    assert root.dtype == tensor.float32
+    np.testing.assert_array_equal(root.numpy(), x.abs().float().sqrt().numpy())
 
 
 @pytest.mark.parametrize("backend", ["numba", "numpy"])
