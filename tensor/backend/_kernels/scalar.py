@@ -30,48 +30,24 @@ from numba import njit, types
 from numba.extending import intrinsic, overload
 
 
-@intrinsic
-def _int32_bits_as_float32(typingctx, bits):
-    """Reinterpret the 32 bits of an int32 as a float32 (no conversion)."""
-    sig = types.float32(types.int32)
+def _bits_as(source, target):
+    """An intrinsic that reads the bits of a ``source`` value as a ``target`` of the
+    same width: a reinterpretation, no conversion (LLVM's bitcast)."""
 
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float32))
+    @intrinsic
+    def bits_as(typingctx, value):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(target))
 
-    return sig, codegen
+        return target(source), codegen
 
-
-@intrinsic
-def _float32_bits_as_int32(typingctx, value):
-    """Reinterpret the 32 bits of a float32 as an int32 (no conversion)."""
-    sig = types.int32(types.float32)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int32))
-
-    return sig, codegen
+    return bits_as
 
 
-@intrinsic
-def _float64_bits_as_int64(typingctx, value):
-    """Reinterpret the 64 bits of a float64 as an int64 (no conversion)."""
-    sig = types.int64(types.float64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int64))
-
-    return sig, codegen
-
-
-@intrinsic
-def _int64_bits_as_float64(typingctx, bits):
-    """Reinterpret the 64 bits of an int64 as a float64 (no conversion)."""
-    sig = types.float64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float64))
-
-    return sig, codegen
+_int32_bits_as_float32 = _bits_as(types.int32, types.float32)
+_float32_bits_as_int32 = _bits_as(types.float32, types.int32)
+_float64_bits_as_int64 = _bits_as(types.float64, types.int64)
+_int64_bits_as_float64 = _bits_as(types.int64, types.float64)
 
 
 @intrinsic
@@ -282,23 +258,31 @@ _ROUNDER64_BITS = np.int64(0x4338000000000000)
 
 
 @njit(inline="always")
+def _estrin8(x, x2, c):
+    """c[0] + c[1] x + ... + c[7] x**7 for float64, ``x2`` = x * x, in Estrin's scheme:
+    pairs first, then powers of x**2.
+
+    Horner's rule would be one chain of seven dependent fmas. With a
+    Python-scalar exponent LLVM vectorises pow only four lanes wide, too few
+    independent chains to hide that latency (pow ran 1.5 times slower). It is
+    written out, not a loop: a loop here would not be unrolled, and the
+    element loop around it would then not vectorise.
+    """
+    a0 = _fma64(x, c[1], c[0])
+    a1 = _fma64(x, c[3], c[2])
+    a2 = _fma64(x, c[5], c[4])
+    a3 = _fma64(x, c[7], c[6])
+    return _fma64(_fma64(a3, x2, a2), x2 * x2, _fma64(a1, x2, a0))
+
+
+@njit(inline="always")
 def _log2_64(ax):
     """log2 of a float32 ``ax`` > 0 (subnormals too), in float64."""
     k, m32 = _split32(ax)
     m = np.float64(m32)
     s = (m - 1.0) / (m + 1.0)
     z = s * s
-    # Estrin's scheme, written out (a loop here would not be unrolled, and the
-    # element loop around it would then not vectorise): pairs first, then
-    # powers of z**2. Horner's rule is one chain of seven dependent fmas, and
-    # with a Python-scalar exponent LLVM vectorises only four lanes wide,
-    # too few independent chains to hide it (pow ran 1.5 times slower).
-    z2 = z * z
-    a0 = _fma64(z, _ATANH[1], _ATANH[0])
-    a1 = _fma64(z, _ATANH[3], _ATANH[2])
-    a2 = _fma64(z, _ATANH[5], _ATANH[4])
-    a3 = _fma64(z, _ATANH[7], _ATANH[6])
-    p = _fma64(_fma64(a3, z2, a2), z2 * z2, _fma64(a1, z2, a0))
+    p = _estrin8(z, z * z, _ATANH)
     return _fma64(p * s, _TWO_OVER_LN2, np.float64(k))
 
 
@@ -309,13 +293,8 @@ def _exp2_64(t):
     n = shifted - _ROUNDER64
     f = t - n
     f2 = f * f
-    f4 = f2 * f2
-    a0 = _fma64(f, _EXP2[1], _EXP2[0])
-    a1 = _fma64(f, _EXP2[3], _EXP2[2])
-    a2 = _fma64(f, _EXP2[5], _EXP2[4])
-    a3 = _fma64(f, _EXP2[7], _EXP2[6])
-    a4 = _fma64(f, _EXP2[9], _EXP2[8])
-    q = _fma64(a4, f4 * f4, _fma64(_fma64(a3, f2, a2), f4, _fma64(a1, f2, a0)))
+    f8 = (f2 * f2) * (f2 * f2)
+    q = _fma64(_fma64(f, _EXP2[9], _EXP2[8]), f8, _estrin8(f, f2, _EXP2))
     # 2**n straight from the exponent bits: |n| <= 1000 keeps it a normal float64.
     ni = _float64_bits_as_int64(shifted) - _ROUNDER64_BITS
     return q * _int64_bits_as_float64((ni + np.int64(1023)) << 52)
