@@ -297,9 +297,9 @@ def test_pow32_within_one_ulp_of_the_correctly_rounded_power():
     from the correctly rounded power, subnormal and overflowing results
     included, and that ulp is rare (5 in a million here; glibc's powf,
     NumPy's float32 power, misses about 4 in ten thousand). Integer powers
-    of integers are the exception that proves the rule: their exact value
-    often lies halfway between two float32s, and pow32 then takes either
-    neighbour, not always the even one (both are half an ulp off)."""
+    of integers are checked for the 1 ulp only: their exact value often lies
+    halfway between two float32s, and pow32 then takes either neighbour, not
+    always the even one (both are half an ulp off)."""
     n = 400_000
     cases = [
         (np.exp(RNG.uniform(-100, 88, n)), RNG.uniform(-3, 3, n)),  # results across the range
@@ -354,9 +354,9 @@ def same_bits(actual, expected):
 
 
 def test_pow32_same_bits_on_every_route():
-    """Kernels compiled with and without "contract", serial and split over
-    threads, contiguous and strided, tensor and number exponent: pow32's
-    fmas are written out, so every route gives the same bits."""
+    """Serial and split over threads, contiguous and strided, a tensor and a
+    number exponent, in place: every route gives the same bits (pow32's fmas
+    are written out, so no kernel's compile flags can change them)."""
     x = (np.abs(RNG.standard_normal(300_001)) * 3).astype(np.float32)
     y = RNG.standard_normal(300_001).astype(np.float32)
     whole = nb.binary("pow", x, y)  # split over the threads
