@@ -95,8 +95,10 @@ def _small_integer(value: Any) -> int | None:
 def _pow_as(form: Pointwise) -> str | None:
     """The operation a power by a constant is computed with instead of pow: "mul"
     for a whole exponent (``x ** n``, a few multiplications), "sqrt" for 0.5
-    and "rsqrt" for -0.5, as torch, and our eager ops, compute them (so the
-    kernel gives eager's bits); None for any other exponent."""
+    and "rsqrt" for -0.5; None for any other exponent. For the exponents
+    torch computes without pow (2, 3, -1, -2, 0.5, -0.5) that is what our
+    eager ops do too, so the kernel gives eager's bits; a larger whole
+    exponent is multiplied out here and goes through pow eagerly."""
     if form.op != "pow" or isinstance(form.operands[1], Node):
         return None
     if _small_integer(form.operands[1]) is not None:
