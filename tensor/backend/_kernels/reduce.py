@@ -186,6 +186,22 @@ def reduce_strided(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
         out[k] = acc
 
 
+@njit
+def _rows_range(op, out, flat, n, lo, hi):
+    """out[r] = reduction of the n elements from flat[r * n], for r in [lo, hi).
+
+    The op is tested once, before the loop. Tested per row (``reduce_run``
+    in the loop), it cost 2 of 7.5 us on (100, 1000) float32: LLVM does not
+    take the test out of the loop, and each row paid a call that could not
+    be specialised to the sum."""
+    if op <= 1:
+        for r in range(lo, hi):
+            out[r] = _sum_run(flat, r * n, n, 1)
+    else:
+        for r in range(lo, hi):
+            out[r] = reduce_run(op, flat, r * n, n, 1)
+
+
 @njit(cache=True)
 def reduce_rows_serial(op, out, a):
     """out[r] = reduction of row r of a contiguous 2-d array, on this thread.
@@ -193,10 +209,7 @@ def reduce_rows_serial(op, out, a):
     The common case (reducing the last dims of a contiguous tensor) without
     the index math of ``reduce_strided``: 15% faster on (4096, 4096). The
     backend shares the rows with the spinning workers (``rows_task``)."""
-    n = a.shape[1]
-    flat = a.reshape(-1)
-    for r in range(a.shape[0]):
-        out[r] = reduce_run(op, flat, r * n, n, 1)
+    _rows_range(op, out, a.reshape(-1), a.shape[1], 0, a.shape[0])
 
 
 # Elements from which argmax runs on several threads (numba's prange), set
@@ -353,7 +366,6 @@ def rows_task(dtype: np.dtype) -> int:
             n = ints[4]
             out = spin.array_at(ints[0], hi, t)
             flat = spin.array_at(ints[1], hi * n, t)
-            for r in range(lo, hi):
-                out[r] = reduce_run(ints[5], flat, r * n, n, 1)
+            _rows_range(ints[5], out, flat, n, lo, hi)
 
     return task.address
