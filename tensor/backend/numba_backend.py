@@ -602,7 +602,7 @@ def _reduce_rows(code: int, out: np.ndarray, a: np.ndarray) -> None:
 def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if a.size <= SMALL:
         return _reference.reduce(op, a, dims, keepdim)
-    if a.flags.c_contiguous and a.dtype in _KERNEL_DTYPES:  # (a.size > SMALL here)
+    if a.size and a.flags.c_contiguous and a.dtype in _KERNEL_DTYPES:
         # The common cases, lean: x.sum() and x.sum(-1) of a contiguous tensor.
         code = _REDUCE_CODE[op]
         if not dims or len(dims) == a.ndim:
