@@ -131,9 +131,14 @@ def quantized_implementation(func: Callable) -> Callable | None:
 # ---------------------------------------------------------------------- ops with new qparams
 
 
-def _requant_args(scale: float, zero_point: int, x: QTensor, w_scales: np.ndarray, bias):
-    """The float32 constants of the requantization: s_x * s_w per row, bias, 1/s_out."""
-    mult = (np.float32(x._scale) * np.asarray(w_scales, dtype=np.float32)).astype(np.float32)
+def _requant_args(scale: float, zero_point: int, x: QTensor, weight: QTensor, bias):
+    """The float32 constants of the requantization: s_x * s_w per row, bias, 1/s_out.
+
+    A per-tensor weight (as a freshly built module has) lends its one scale to every row.
+    """
+    rows = weight._array.shape[0]
+    w_scales = np.broadcast_to(np.asarray(weight._scale, dtype=np.float32), (rows,))
+    mult = (np.float32(x._scale) * w_scales).astype(np.float32)
     n = mult.shape[0]
     b = np.zeros(n, np.float32) if bias is None else np.asarray(bias, np.float32).reshape(n)
     inv_out = np.float32(1.0) / np.float32(scale)
@@ -173,7 +178,7 @@ def qlinear(
     lead, k = arr.shape[:-1], arr.shape[-1]
     rows = arr.reshape(-1, k)
     cols = np.ascontiguousarray((rows.astype(np.int16) - np.int16(x._zero_point)).T)
-    mult, b, inv_out = _requant_args(scale, zero_point, x, weight._scale, bias)
+    mult, b, inv_out = _requant_args(scale, zero_point, x, weight, bias)
     out = _gemm(weight, cols, mult, b, inv_out, zero_point, relu)
     result = np.ascontiguousarray(out.T).reshape(*lead, out.shape[0])
     return QTensor._make(result, quint8, float(scale), int(zero_point))
@@ -209,7 +214,7 @@ def qconv2d(
     ph, pw = _pair(padding)
     dh, dw = _pair(dilation)
     oh, ow = output_hw((h, wd), (kh, kw), (sh, sw), (ph, pw), (dh, dw))
-    mult, b, inv_out = _requant_args(scale, zero_point, x, weight._scale, bias)
+    mult, b, inv_out = _requant_args(scale, zero_point, x, weight, bias)
     cols = np.empty((c * kh * kw, n, oh * ow), dtype=np.int16)
     zp = np.int16(x._zero_point)
     src = np.ascontiguousarray(arr)

@@ -1,4 +1,9 @@
-"""tensor.nn: modules, parameters and the functional ops, spelled as in torch.nn."""
+"""tensor.nn: modules, parameters and the functional ops, spelled as in torch.nn.
+
+As after ``import torch``, every subpackage is an attribute once ``tensor`` is
+imported: ``tensor.nn.quantized.Linear`` works without importing
+``tensor.nn.quantized`` first.
+"""
 
 from . import functional, init, utils
 from .module import Module
@@ -25,6 +30,9 @@ from .modules import (
 )
 from .parameter import Parameter
 
+# Last: the quantized and fused modules build on the float modules above.
+from . import intrinsic, quantized  # noqa: E402, I001
+
 __all__ = [
     "GELU",
     "AdaptiveAvgPool2d",
@@ -49,5 +57,7 @@ __all__ = [
     "Tanh",
     "functional",
     "init",
+    "intrinsic",
+    "quantized",
     "utils",
 ]

@@ -9,6 +9,7 @@ import numpy as np
 from ..._dtype import dtype, qint8, quint8
 from ..._quantized import QTensor, quantize_per_tensor
 from ..._quantized_ops import qconv2d, qlinear
+from ..._functions import zeros
 from ..._tensor import Tensor
 from .. import functional as F
 from ..module import Module
@@ -47,6 +48,16 @@ class _QuantizedWeightModule(Module):
     def _bias_array(self) -> np.ndarray | None:
         return None if self._bias is None else self._bias._array
 
+    def _start_empty(self, weight_shape: tuple[int, ...], bias: bool) -> None:
+        """As torch's constructor: a zero per-tensor weight, a zero bias, scale 1, zero point 0.
+
+        ``from_float`` replaces both at once; until then the module still prints and runs.
+        """
+        weight = quantize_per_tensor(zeros(weight_shape), 1.0, 0, qint8)
+        self.set_weight_bias(weight, zeros(weight_shape[0]) if bias else None)
+        self.scale = 1.0
+        self.zero_point = 0
+
 
 class Linear(_QuantizedWeightModule):
     """y = requant(x @ W.T + b) with quint8 x and y, per-channel qint8 W."""
@@ -56,10 +67,7 @@ class Linear(_QuantizedWeightModule):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.scale = 1.0
-        self.zero_point = 0
-        self._weight = None
-        self._bias = None
+        self._start_empty((out_features, in_features), bias_)
 
     def forward(self, x: QTensor) -> QTensor:
         return qlinear(x, self._weight, self._bias_array(), self.scale, self.zero_point,
@@ -97,10 +105,7 @@ class Conv2d(_QuantizedWeightModule):
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride = pair(kernel_size), pair(stride)
         self.padding, self.dilation, self.groups = pair(padding), pair(dilation), groups
-        self.scale = 1.0
-        self.zero_point = 0
-        self._weight = None
-        self._bias = None
+        self._start_empty((out_channels, in_channels // groups, *self.kernel_size), bias)
 
     def forward(self, x: QTensor) -> QTensor:
         return qconv2d(x, self._weight, self._bias_array(), self.stride, self.padding,
