@@ -5,7 +5,7 @@ imported: ``tensor.nn.quantized.Linear`` works without importing
 ``tensor.nn.quantized`` first.
 """
 
-from . import functional, init, utils
+from . import functional, init, intrinsic, quantized, utils
 from .module import Module
 from .modules import (
     GELU,
@@ -29,9 +29,6 @@ from .modules import (
     Tanh,
 )
 from .parameter import Parameter
-
-# Last: the quantized and fused modules build on the float modules above.
-from . import intrinsic, quantized  # noqa: E402, I001
 
 __all__ = [
     "GELU",

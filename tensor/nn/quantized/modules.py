@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from ..._dtype import dtype, qint8, quint8
+from ..._functions import zeros
 from ..._quantized import QTensor, quantize_per_tensor
 from ..._quantized_ops import qconv2d, qlinear
-from ..._functions import zeros
 from ..._tensor import Tensor
 from .. import functional as F
 from ..module import Module
