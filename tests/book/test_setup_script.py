@@ -199,7 +199,11 @@ def test_ci_installs_nothing_itself():
     code = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
     assert not any("apt-get" in line or "install" in line for line in code)
     assert "export MINIFX_REQUIRE_BROWSER=1" in code
-    assert code[-1] == "bash scripts/test.sh"
+    assert code[-2:] == ["bash scripts/test.sh", "bash scripts/narrow_cpu.sh"]
+    # the second CPU profile installs nothing either: it runs in the test command's .venv
+    profile = (ROOT / "scripts" / "narrow_cpu.sh").read_text()
+    assert not any("install" in line for line in profile.splitlines()
+                   if not line.lstrip().startswith("#"))
     # and the README's commands set the machine up through setup.sh
     assert "bash scripts/setup.sh lessons" in (ROOT / "scripts" / "lessons.sh").read_text()
     assert "bash scripts/setup.sh test" in (ROOT / "scripts" / "test.sh").read_text()
