@@ -208,6 +208,22 @@ def test_checkpoints_split_a_pass_into_its_rewrites():
         "1. swapped mul (modified=None): mul.target: tensor.mul -> tensor.div"]
 
 
+def test_recording_does_not_change_what_the_manager_reports():
+    def returns_int(gm):
+        return 3
+
+    errors = []
+    for record in (False, True):
+        with pytest.raises(Exception, match="returns_int") as info:
+            PassManager([returns_int], record=record)(traced(minifx, tensor))
+        errors.append((type(info.value), type(info.value.__cause__), str(info.value)))
+    assert errors[0] == errors[1] and errors[0][1] is TypeError
+    plain = PassManager([add_to_mul(tensor)], steps=2)(traced(minifx, tensor))
+    recorded = PassManager([add_to_mul(tensor)], steps=2, record=True)(traced(minifx, tensor))
+    assert (plain.modified, plain.graph_module.code) == \
+        (recorded.modified, recorded.graph_module.code)
+
+
 def test_recording_needs_a_graph():
     with pytest.raises(TypeError, match="needs a GraphModule"):
         Recorder().snapshot(tensor.nn.Linear(2, 2))

@@ -77,10 +77,14 @@ def _graph_of(module: Any) -> Any:
 
 
 def _module_after(result: Any, module: Any) -> Any:
-    """The module a pass left: a PassResult's, the one it returned, or (None) its input."""
+    """The module a pass left: a PassResult's, the one it returned, or else its input.
+
+    A result that is neither (None, or a mistake the caller will report)
+    means the pass worked in place, if it did anything.
+    """
     if hasattr(result, "graph_module"):
         return result.graph_module
-    return module if result is None else result
+    return result if hasattr(result, "graph") else module
 
 
 # The fields of a node that a rewrite changes in place.
