@@ -60,11 +60,15 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | No
         scores = np.where(mask, scores, dtype.type(-np.inf))
     elif mask is not None:
         scores = ops().binary("add", scores, mask.astype(dtype, copy=False))
-    weights = ops().softmax(np.ascontiguousarray(scores), scores.ndim - 1)
-    if empty_rows_zero:
-        empty = np.all(scores == -np.inf, axis=-1, keepdims=True)
-        if empty.any():
-            weights = np.where(empty, dtype.type(0.0), weights)
+    empty = np.all(scores == -np.inf, axis=-1, keepdims=True) if empty_rows_zero else None
+    if empty is not None and empty.any():  # softmax of those rows would be 0 / 0
+        scores = np.where(empty, dtype.type(0.0), scores)
+    else:
+        empty = None
+    with np.errstate(invalid="ignore"):  # a row of -inf gives NaN, as in torch
+        weights = ops().softmax(np.ascontiguousarray(scores), scores.ndim - 1)
+    if empty is not None:
+        weights = np.where(empty, dtype.type(0.0), weights)
     if dropout_p > 0.0:
         weights = _dropout(weights, dropout_p)
     return ops().matmul(weights, v)
@@ -133,7 +137,8 @@ def multi_head_attention(
         scores = ops().matmul(scaled, _swap_last(k))
         if attn_mask is not None:
             scores = scores + attn_mask
-        weights = ops().softmax(np.ascontiguousarray(scores), 2)
+        with np.errstate(invalid="ignore"):  # a row of -inf gives NaN, as in torch
+            weights = ops().softmax(np.ascontiguousarray(scores), 2)
         if dropout_p > 0.0:
             weights = _dropout(weights, dropout_p)
         out = ops().matmul(weights, v)

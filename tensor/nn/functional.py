@@ -206,8 +206,12 @@ def _hard_ramp(array: np.ndarray) -> np.ndarray:
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x), also called swish (float tensors only, as in torch)."""
     array = _float_array(input, "silu")
-    with np.errstate(invalid="ignore"):  # -inf * 0 is NaN, as in torch
-        result = ops().binary("mul", array, ops().unary("sigmoid", array))
+    # torch's formula, x / (1 + exp(-x)): a product with sigmoid would add sigmoid's own
+    # rounding, many ulps where sigmoid is small; -inf / inf is NaN, as in torch.
+    with np.errstate(invalid="ignore", over="ignore"):
+        grown = ops().binary_scalar("add", ops().unary("exp", ops().unary("neg", array)), 1.0,
+                                    False)
+        result = ops().binary("div", array, grown)
     return _in_place_or_new(input, array, result, inplace)
 
 
@@ -689,7 +693,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     if array.dtype.kind in "iu":
         fill = int(fill)  # torch casts the value to the input's type (2.5 -> 2)
     result = np.pad(array[tuple(cuts)], widths, constant_values=fill)
-    return _wrap(result.astype(array.dtype, copy=False))
+    return _wrap(np.ascontiguousarray(result, dtype=array.dtype))
 
 
 # ------------------------------------------------------------------ attention
@@ -750,7 +754,7 @@ def scaled_dot_product_attention(
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not "
                                "be set when is_causal=True")
         mask = _tensor_array(attn_mask, op, "attn_mask")
-        if mask.dtype != np.bool_ and mask.dtype.kind != "f":
+        if mask.dtype != np.bool_ and mask.dtype != q.dtype:
             raise RuntimeError(
                 f"Expected attn_mask dtype to be bool or float or to match query dtype, "
                 f"but got attn_mask.dtype: {_dtype_name(mask)} and query.dtype: "
