@@ -55,7 +55,7 @@ def make_twin(module: Any, table: ConversionTable, values: ValueConverter) -> An
         twin = twin_class(**settings)
     except (TypeError, ValueError) as exc:  # a setting tensor's class refuses
         raise TwinError(f"tensor.nn.{twin_class.__name__} refuses its settings: {exc}") from None
-    copy_state(module, twin, values)
+    copy_weights_of_every_layer(module, twin, values)
     twin.train(module.training)  # its own layers too (MultiheadAttention.out_proj)
     return twin
 # --8<-- [end:make_twin]
@@ -100,13 +100,23 @@ def refuse_lost_settings(module: Any, twin_class: type) -> None:
 
 
 # --8<-- [start:copy_state]
+def copy_weights_of_every_layer(module: Any, twin: Any, values: ValueConverter) -> None:
+    """``copy_state`` for the leaf and for each layer it holds, matched by name: a leaf
+    may hold layers of its own (MultiheadAttention's ``out_proj``)."""
+    ours, theirs = dict(module.named_modules()), dict(twin.named_modules())
+    if set(ours) != set(theirs):
+        raise TwinError(f"tensor.nn.{type(twin).__name__} holds the layers {sorted(theirs)}, "
+                        f"the torch module {sorted(ours)}")
+    for name, layer in ours.items():
+        copy_state(layer, theirs[name], values)
+
+
 def copy_state(module: Any, twin: Any, values: ValueConverter) -> None:
-    """Give ``twin`` copies of ``module``'s parameters and buffers, by dotted name
-    (a leaf may hold layers of its own: MultiheadAttention's ``out_proj.weight``)."""
-    ours = dict(module.named_parameters())
-    ours.update(module.named_buffers())
-    theirs = dict(twin.named_parameters())
-    theirs.update(twin.named_buffers())
+    """Give ``twin`` copies of ``module``'s own parameters and buffers, by name."""
+    ours = dict(module.named_parameters(recurse=False))
+    ours.update(module.named_buffers(recurse=False))
+    theirs = dict(twin.named_parameters(recurse=False))
+    theirs.update(twin.named_buffers(recurse=False))
     if set(ours) != set(theirs):
         raise TwinError(
             f"tensor.nn.{type(twin).__name__} holds {sorted(theirs)}, "
@@ -116,7 +126,5 @@ def copy_state(module: Any, twin: Any, values: ValueConverter) -> None:
             raise TwinError(
                 f"{name} has shape {tuple(value.shape)} in torch but "
                 f"{tuple(theirs[name].shape)} in tensor.nn.{type(twin).__name__}")
-        owner, _, attribute = name.rpartition(".")
-        holder = twin.get_submodule(owner) if owner else twin
-        setattr(holder, attribute, values.tensor(value))  # a Parameter stays a Parameter
+        setattr(twin, name, values.tensor(value))  # a Parameter stays a Parameter
 # --8<-- [end:copy_state]

@@ -240,3 +240,20 @@ def test_a_pad_mode_tensor_lacks_fails_by_name_when_run():
     converted = torch_to_tensor(Reflect())
     with pytest.raises(NotImplementedError, match="mode='reflect'"):
         converted(tensor.randn(2, 3, 4))
+
+
+def test_a_layer_the_twin_lacks_is_refused_by_name():
+    class Extra(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = nn.MultiheadAttention(8, 2)
+            self.attn.gate = nn.Linear(8, 8)  # a layer torch's forward never uses
+
+        def forward(self, x):
+            return self.attn(x, x, x)[0]
+
+    with pytest.raises(ConversionError) as caught:
+        torch_to_tensor(Extra())
+    (problem,) = caught.value.problems
+    assert problem.what == "call_module attn (MultiheadAttention)"
+    assert "'gate'" in problem.reason and "'out_proj'" in problem.reason
