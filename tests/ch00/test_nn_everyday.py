@@ -317,6 +317,17 @@ def test_multi_head_attention_forward_is_torch_functional_form(backend):
     check(weights, expected_weights)
 
 
+def test_multihead_attention_drops_weights_in_training_only():
+    m = tensor.nn.MultiheadAttention(8, 2, dropout=0.5)
+    x = ours(randn(4, 2, 8))
+    kept = m.eval()(x, x, x, average_attn_weights=False)[1].numpy()
+    tensor.manual_seed(0)
+    dropped = m.train()(x, x, x, average_attn_weights=False)[1].numpy()
+    zero = dropped == 0
+    assert zero.any() and not zero.all()
+    np.testing.assert_allclose(dropped[~zero], 2 * kept[~zero], rtol=1e-6)  # 1 / (1 - p)
+
+
 def test_multihead_attention_refuses_bad_input():
     m = tensor.nn.MultiheadAttention(8, 2)
     x = ours(randn(4, 2, 8))
