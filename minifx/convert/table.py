@@ -54,13 +54,11 @@ NOT_TWINS = {
 # torch ops that models often use and tensor lacks: what to write instead.
 GAPS = {
     "masked_fill": "tensor.where(mask, value, x) computes x.masked_fill(mask, value)",
-    "scaled_dot_product_attention": (
-        "write it out: (q @ k.transpose(-2, -1) * scale).softmax(-1) @ v"),
-    "MultiheadAttention": "write attention with Linear, matmul and softmax",
     "tril": "build the mask once in __init__ and register it as a buffer",
     "triu": "build the mask once in __init__ and register it as a buffer",
-    "silu": "x * tensor.sigmoid(x)",
-    "SiLU": "x * tensor.sigmoid(x)",
+    "mish": "x * tensor.tanh(tensor.log(1 + tensor.exp(x)))",
+    "Mish": "x * tensor.tanh(tensor.log(1 + tensor.exp(x)))",
+    "roll": "tensor.cat of the two slices: x[..., -s:] before x[..., :-s]",
     "erf": "tensor.nn.functional.gelu is there, if erf was for GELU",
     "BatchNorm1d": "reshape to (N, C, L, 1) and use BatchNorm2d",
     "Conv1d": "unsqueeze to (N, C, 1, L) and use Conv2d with a (1, k) kernel",

@@ -23,6 +23,13 @@ from .values import ValueConverter
 
 _NOT_SETTINGS = {"self", "device", "dtype"}  # how a module is built, not what it computes
 
+# Constructor arguments that torch does not keep under their own name: what the
+# module holds tells them (MultiheadAttention(bias=False) keeps in_proj_bias None).
+_READ_FROM = {
+    ("MultiheadAttention", "bias"): lambda module: module.in_proj_bias is not None,
+    ("MultiheadAttention", "add_bias_kv"): lambda module: module.bias_k is not None,
+}
+
 
 class TwinError(Exception):
     """Why a torch module has no faithful tensor twin (one line)."""
@@ -41,12 +48,15 @@ def make_twin(module: Any, table: ConversionTable, values: ValueConverter) -> An
         for name, parameter in _settings(twin_class).items()
         if hasattr(module, name)
     }
+    for (class_name, name), read in _READ_FROM.items():
+        if class_name == torch_class.__name__:
+            settings[name] = read(module)
     try:
         twin = twin_class(**settings)
     except (TypeError, ValueError) as exc:  # a setting tensor's class refuses
         raise TwinError(f"tensor.nn.{twin_class.__name__} refuses its settings: {exc}") from None
-    copy_state(module, twin, values)
-    twin.training = module.training
+    copy_weights_of_every_layer(module, twin, values)
+    twin.train(module.training)  # its own layers too (MultiheadAttention.out_proj)
     return twin
 # --8<-- [end:make_twin]
 
@@ -90,6 +100,17 @@ def refuse_lost_settings(module: Any, twin_class: type) -> None:
 
 
 # --8<-- [start:copy_state]
+def copy_weights_of_every_layer(module: Any, twin: Any, values: ValueConverter) -> None:
+    """``copy_state`` for the leaf and for each layer it holds, matched by name: a leaf
+    may hold layers of its own (MultiheadAttention's ``out_proj``)."""
+    ours, theirs = dict(module.named_modules()), dict(twin.named_modules())
+    if set(ours) != set(theirs):
+        raise TwinError(f"tensor.nn.{type(twin).__name__} holds the layers {sorted(theirs)}, "
+                        f"the torch module {sorted(ours)}")
+    for name, layer in ours.items():
+        copy_state(layer, theirs[name], values)
+
+
 def copy_state(module: Any, twin: Any, values: ValueConverter) -> None:
     """Give ``twin`` copies of ``module``'s own parameters and buffers, by name."""
     ours = dict(module.named_parameters(recurse=False))

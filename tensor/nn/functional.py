@@ -25,6 +25,7 @@ from .._shape import output_hw
 from .._tensor import Tensor
 from ..backend import ops
 from ..overrides import tensor_function
+from . import _attention
 
 __all__ = [
     "adaptive_avg_pool2d",
@@ -34,12 +35,20 @@ __all__ = [
     "dropout",
     "embedding",
     "gelu",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
     "layer_norm",
     "linear",
     "log_softmax",
     "max_pool2d",
+    "multi_head_attention_forward",
+    "pad",
     "relu",
+    "relu6",
+    "scaled_dot_product_attention",
     "sigmoid",
+    "silu",
     "softmax",
     "tanh",
 ]
@@ -171,6 +180,81 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
         inner = ops().unary("tanh", c * (array + array.dtype.type(0.044715) * array**3))
         return _wrap((array.dtype.type(0.5) * array * (1 + inner)).astype(array.dtype))
     raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+# The piecewise-linear activations that mobile networks use (hardswish, hardsigmoid,
+# relu6) and SiLU are written with the backend's clamp, add, mul and div rather
+# than as rows of the op table: each is two to four passes of ops that already have
+# kernels, and the table's unary rows are pinned by the chapter 0 kernel tests.
+
+
+def _in_place_or_new(input: Tensor, array: np.ndarray, result: np.ndarray,
+                     inplace: bool) -> Tensor:
+    """``result`` as a new tensor, or written into ``input`` when ``inplace``."""
+    if inplace:
+        array[...] = result
+        return input
+    return _wrap(result)
+
+
+def _hard_ramp(array: np.ndarray) -> np.ndarray:
+    """clamp(x + 3, 0, 6): the ramp inside hardsigmoid and hardswish (NaN stays NaN)."""
+    return ops().clamp(ops().binary_scalar("add", array, 3.0, False), 0.0, 6.0)
+
+
+@tensor_function
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x), also called swish (float tensors only, as in torch)."""
+    array = _float_array(input, "silu")
+    # torch's formula, x / (1 + exp(-x)): a product with sigmoid would add sigmoid's own
+    # rounding, many ulps where sigmoid is small; -inf / inf is NaN, as in torch.
+    with np.errstate(invalid="ignore", over="ignore"):
+        grown = ops().binary_scalar("add", ops().unary("exp", ops().unary("neg", array)), 1.0,
+                                    False)
+        result = ops().binary("div", array, grown)
+    return _in_place_or_new(input, array, result, inplace)
+
+
+@tensor_function
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """0 below -3, 1 above 3, (x + 3) / 6 between: a sigmoid made of three lines."""
+    array = _float_array(input, "hardsigmoid")
+    result = ops().binary_scalar("div", _hard_ramp(array), 6.0, False)
+    return _in_place_or_new(input, array, result, inplace)
+
+
+@tensor_function
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * hardsigmoid(x): 0 below -3, x above 3, x * (x + 3) / 6 between."""
+    array = _float_array(input, "hardswish")
+    with np.errstate(invalid="ignore"):  # -inf * 0 is NaN, as in torch
+        scaled = ops().binary("mul", array, _hard_ramp(array))  # x * ramp, then / 6: torch's
+    result = ops().binary_scalar("div", scaled, 6.0, False)
+    return _in_place_or_new(input, array, result, inplace)
+
+
+@tensor_function
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """x limited to [min_val, max_val]; an integer tensor stays integer, as in torch."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    array = _tensor_array(input, "hardtanh", "input")
+    if array.dtype == np.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if array.dtype.kind != "f":  # torch casts the bounds to the integer type (-2.5 -> -2)
+        min_val, max_val = int(min_val), int(max_val)
+    result = ops().clamp(array, min_val, max_val)
+    return _in_place_or_new(input, array, result, inplace)
+
+
+@tensor_function
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(x, 0), 6): hardtanh between 0 and 6."""
+    array = _tensor_array(input, "relu6", "input")
+    if array.dtype == np.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")  # torch's words
+    return _in_place_or_new(input, array, ops().clamp(array, 0, 6), inplace)
 
 
 @tensor_function
@@ -571,3 +655,217 @@ def embedding(
         scale = max_norm / (norms[too_long] + 1e-7)
         table[rows[too_long]] *= scale[:, None].astype(table.dtype)
     return _wrap(ops().embedding(indices, table))
+
+
+# ------------------------------------------------------------------ padding
+
+
+@tensor_function
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
+        value: float | None = None) -> Tensor:
+    """Add ``value`` around the last dimensions: ``pad`` is (left, right) for the last
+    dimension, then (left, right) for the one before, and so on. A negative amount
+    cuts elements off instead, as in torch. Only ``mode="constant"`` is supported."""
+    array = _tensor_array(input, "pad", "input")
+    if mode != "constant":
+        raise NotImplementedError(
+            f"pad(): tensor supports only mode='constant', got mode={mode!r}")
+    amounts = [operator.index(p) for p in pad]
+    if len(amounts) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(amounts) > 2 * array.ndim:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension "
+            f"but got padding length {len(amounts)} and input of dimension {array.ndim}")
+    widths = [(0, 0)] * array.ndim
+    cuts = [slice(None)] * array.ndim
+    for i in range(len(amounts) // 2):
+        dim = array.ndim - 1 - i
+        before, after = amounts[2 * i], amounts[2 * i + 1]
+        size = array.shape[dim] + before + after
+        if size < 0 or (size == 0 and array.shape[dim] + min(before, 0) + min(after, 0) < 0):
+            raise RuntimeError(
+                f"pad(): padding ({before}, {after}) at dimension {dim} leaves "
+                f"{array.shape[dim]} elements a negative size")
+        widths[dim] = (max(before, 0), max(after, 0))
+        cuts[dim] = slice(-min(before, 0), array.shape[dim] + min(after, 0))
+    fill = 0 if value is None else value
+    if array.dtype.kind in "iu":
+        fill = int(fill)  # torch casts the value to the input's type (2.5 -> 2)
+    result = np.pad(array[tuple(cuts)], widths, constant_values=fill)
+    return _wrap(np.ascontiguousarray(result, dtype=array.dtype))
+
+
+# ------------------------------------------------------------------ attention
+
+
+def _same_float(op: str, **tensors: object) -> list[np.ndarray]:
+    """The arrays of float tensors that must share one dtype (query, key, value)."""
+    arrays = [_tensor_array(value, op, name) for name, value in tensors.items()]
+    kinds = {a.dtype for a in arrays}
+    if len(kinds) != 1 or arrays[0].dtype.kind != "f":
+        found = " ".join(f"{name}.dtype: {_dtype_name(a)}" for name, a in zip(tensors, arrays))
+        raise RuntimeError(
+            f"{op}(): expected query, key and value to have the same floating point dtype, "
+            f"but got {found}")
+    return arrays
+
+
+@tensor_function
+def scaled_dot_product_attention(
+    query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0, is_causal: bool = False, *, scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """softmax(query @ key^T * scale + mask) @ value, over the last two dimensions.
+
+    ``scale`` defaults to 1/sqrt(E). A boolean ``attn_mask`` marks with True the
+    keys each query may attend to; a float one is added to the scores.
+    ``is_causal`` lets query i see keys 0..i only. As in torch, ``dropout_p``
+    applies whenever it is above 0 (the function knows no train or eval mode):
+    pass 0.0 for evaluation.
+    """
+    op = "scaled_dot_product_attention"
+    q, k, v = _same_float(op, query=query, key=key, value=value)
+    if min(q.ndim, k.ndim, v.ndim) < 2:
+        raise RuntimeError(f"{op}(): query, key and value must have at least 2 dimensions, "
+                           f"got shapes {_shape(q)}, {_shape(k)} and {_shape(v)}")
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise RuntimeError(
+            f"{op}(): expected query (..., L, E), key (..., S, E) and value (..., S, Ev), "
+            f"got shapes {_shape(q)}, {_shape(k)} and {_shape(v)}")
+    if enable_gqa and min(q.ndim, k.ndim, v.ndim) >= 3:
+        if k.shape[-3] != v.shape[-3] or q.shape[-3] % k.shape[-3]:
+            raise RuntimeError(
+                f"{op}(): with enable_gqa, query's heads ({q.shape[-3]}) must be a multiple "
+                f"of key's and value's ({k.shape[-3]}, {v.shape[-3]})")
+        k, v = _attention.repeat_heads(k, v, q.shape[-3])
+    try:
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise RuntimeError(
+            f"{op}(): the batch dimensions of query {_shape(q)}, key {_shape(k)} and value "
+            f"{_shape(v)} do not broadcast") from None
+    mask = None
+    if attn_mask is not None:
+        if is_causal:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not "
+                               "be set when is_causal=True")
+        mask = _tensor_array(attn_mask, op, "attn_mask")
+        if mask.dtype != np.bool_ and mask.dtype != q.dtype:
+            raise RuntimeError(
+                f"Expected attn_mask dtype to be bool or float or to match query dtype, "
+                f"but got attn_mask.dtype: {_dtype_name(mask)} and query.dtype: "
+                f"{_dtype_name(q)} instead.")
+        try:
+            np.broadcast_shapes(mask.shape, (*batch, q.shape[-2], k.shape[-2]))
+        except ValueError:
+            raise RuntimeError(
+                f"{op}(): attn_mask of shape {_shape(mask)} does not broadcast to the "
+                f"scores' shape {[*batch, q.shape[-2], k.shape[-2]]}") from None
+    return _wrap(_attention.attention(q, k, v, mask, dropout_p, is_causal, scale))
+
+
+def _mha_mask(mask: object, name: str, like: np.ndarray) -> np.ndarray | None:
+    """A "leave out" mask as floats: a boolean one becomes -inf where True."""
+    if mask is None:
+        return None
+    array = _tensor_array(mask, "multi_head_attention_forward", name)
+    if array.dtype == np.bool_:
+        return _attention.blocked_as_minus_inf(array, like.dtype)
+    if array.dtype.kind != "f":
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    return array
+
+
+def _optional(value: object, op: str, name: str) -> np.ndarray | None:
+    return None if value is None else _tensor_array(value, op, name)
+
+
+@tensor_function
+def multi_head_attention_forward(
+    query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+    in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
+    bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None, training: bool = True,
+    key_padding_mask: Tensor | None = None, need_weights: bool = True,
+    attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
+    q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
+    v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+    static_v: Tensor | None = None, average_attn_weights: bool = True,
+    is_causal: bool = False,
+) -> tuple[Tensor, Tensor | None]:
+    """Multi-head attention as torch computes it, on sequence-first inputs.
+
+    ``query`` is (L, N, E) or unbatched (L, E); ``key`` and ``value`` (S, N, ·).
+    The inputs are projected (one packed ``in_proj_weight``, or three separate
+    weights), split into ``num_heads`` heads, attended, joined and projected by
+    ``out_proj``. Returns the output and, with ``need_weights``, the attention
+    weights (averaged over heads unless ``average_attn_weights=False``).
+    """
+    op = "multi_head_attention_forward"
+    q, k, v = _same_float(op, query=query, key=key, value=value)
+    if q.ndim not in (2, 3) or k.ndim != q.ndim or v.ndim != q.ndim:
+        raise AssertionError(
+            f"query should be unbatched 2D or batched 3D tensor, with key and value of the "
+            f"same rank, but got shapes {_shape(q)}, {_shape(k)} and {_shape(v)}")
+    batched = q.ndim == 3
+    padding = _mha_mask(key_padding_mask, "key_padding_mask", q)
+    if not batched:
+        q, k, v = q[:, None], k[:, None], v[:, None]
+        padding = None if padding is None else padding[None]
+    length, batch, embed = q.shape
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    mask = None
+    if is_causal and padding is None and not need_weights:
+        mask = None  # torch trusts the hint: the causal mask replaces attn_mask
+    else:
+        mask = _mha_mask(attn_mask, "attn_mask", q)
+        is_causal = is_causal and padding is None
+    if embed != embed_dim_to_check:
+        raise AssertionError(
+            f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed}")
+    if embed % num_heads:
+        raise AssertionError(f"embed_dim {embed} not divisible by num_heads {num_heads}")
+    source = k.shape[0]
+    if mask is not None:
+        expected = (length, source) if mask.ndim == 2 else (batch * num_heads, length, source)
+        if mask.ndim not in (2, 3) or mask.shape != expected:
+            raise RuntimeError(f"The shape of the {mask.ndim}D attn_mask is "
+                               f"{_size(mask.shape)}, but should be {expected}.")
+    if padding is not None and padding.shape != (batch, source):
+        raise AssertionError(f"Expected key_padding_mask of shape {(batch, source)}, "
+                             f"got {_shape(padding)}")
+    bias = _optional(in_proj_bias, op, "in_proj_bias")
+    biases = (None, None, None) if bias is None else tuple(np.split(bias, 3))
+    if use_separate_proj_weight:
+        weights = [_optional(w, op, name) for w, name in (
+            (q_proj_weight, "q_proj_weight"), (k_proj_weight, "k_proj_weight"),
+            (v_proj_weight, "v_proj_weight"))]
+        if any(w is None for w in weights):
+            raise AssertionError("use_separate_proj_weight is True but q_proj_weight, "
+                                 "k_proj_weight or v_proj_weight is None")
+    else:
+        packed = _optional(in_proj_weight, op, "in_proj_weight")
+        if packed is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        if k.shape != v.shape:
+            raise AssertionError(
+                f"key shape {_size(k.shape)} does not match value shape {_size(v.shape)}")
+        weights = np.split(packed, 3)
+    statics = (_optional(static_k, op, "static_k"), _optional(static_v, op, "static_v"))
+    out, attn = _attention.multi_head_attention(
+        q, k, v, num_heads, tuple(weights), biases,
+        (_optional(bias_k, op, "bias_k"), _optional(bias_v, op, "bias_v")), add_zero_attn,
+        dropout_p if training else 0.0, _tensor_array(out_proj_weight, op, "out_proj_weight"),
+        _optional(out_proj_bias, op, "out_proj_bias"), padding, need_weights, mask, statics,
+        average_attn_weights, is_causal)
+    if not batched:
+        out = out[:, 0]
+        attn = None if attn is None else attn[0]
+    return _wrap(np.ascontiguousarray(out)), None if attn is None else _wrap(attn)

@@ -58,3 +58,24 @@ def kaiming_uniform_(param: Tensor, a: float = 0.0) -> Tensor:
     fan_in, _ = calculate_fan_in_and_fan_out(param)
     bound = math.sqrt(6.0 / ((1 + a * a) * fan_in)) if fan_in else 0.0
     return uniform_(param, -bound, bound)
+
+
+def constant_(param: Tensor, val: float) -> Tensor:
+    """Fill with ``val``."""
+    return _fill(param, val)
+
+
+def _xavier_std(param: Tensor, gain: float) -> float:
+    fan_in, fan_out = calculate_fan_in_and_fan_out(param)
+    return gain * math.sqrt(2.0 / float(fan_in + fan_out))
+
+
+def xavier_uniform_(param: Tensor, gain: float = 1.0) -> Tensor:
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio)."""
+    bound = math.sqrt(3.0) * _xavier_std(param, gain)
+    return uniform_(param, -bound, bound)
+
+
+def xavier_normal_(param: Tensor, gain: float = 1.0) -> Tensor:
+    """N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    return normal_(param, 0.0, _xavier_std(param, gain))

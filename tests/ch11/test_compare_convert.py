@@ -20,9 +20,9 @@ MODELS = textwrap.dedent(
             return F.relu(self.linear(x)).sum(dim=-1)
 
 
-    class Silu(torch.nn.Module):
+    class Mish(torch.nn.Module):
         def forward(self, x):
-            return F.silu(x)
+            return F.mish(x)
     """
 )
 
@@ -44,14 +44,14 @@ def test_convert_reports_agreement(tmp_path):
 
 
 def test_convert_reports_what_cannot_be_converted(tmp_path):
-    done = run(tmp_path, "models.py:Silu", "--input-shape", "2,3", "--convert")
+    done = run(tmp_path, "models.py:Mish", "--input-shape", "2,3", "--convert")
     assert done.returncode == 1
     assert "minifx and torch.fx agree" in done.stdout  # the tracers agree ...
-    assert "== conversion to tensor: FAILED ==" in done.stdout  # ... tensor has no silu
-    assert "1. call_function torch.nn.functional.silu at models.py:" in done.stdout
+    assert "== conversion to tensor: FAILED ==" in done.stdout  # ... tensor has no mish
+    assert "1. call_function torch.nn.functional.mish at models.py:" in done.stdout
 
 
 def test_without_the_flag_nothing_is_converted(tmp_path):
-    done = run(tmp_path, "models.py:Silu", "--input-shape", "2,3")
+    done = run(tmp_path, "models.py:Mish", "--input-shape", "2,3")
     assert done.returncode == 0
     assert "conversion" not in done.stdout

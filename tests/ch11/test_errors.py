@@ -24,13 +24,13 @@ class Unconvertible(nn.Module):
     def __init__(self):
         super().__init__()
         self.conv1d = nn.Conv1d(4, 4, 3)
-        self.act = nn.SiLU()
+        self.act = nn.Mish()
         self.fc = nn.Linear(4, 4)
 
     def forward(self, x, mask):
         x = self.act(self.conv1d(x))  # marker: conv1d
         x = x.masked_fill(mask, 0.0)  # marker: masked_fill
-        y = F.silu(self.fc(x.transpose(1, 2)))  # marker: F.silu
+        y = F.mish(self.fc(x.transpose(1, 2)))  # marker: F.mish
         z = torch.tril(y)  # marker: tril
         return torch.relu(z) + y.sigmoid()  # converts
 
@@ -42,13 +42,13 @@ def test_every_unsupported_op_is_listed_at_once_with_file_and_line():
     whats = [p.what for p in problems]
     assert whats == [
         "call_module conv1d (Conv1d)",
-        "call_module act (SiLU)",
+        "call_module act (Mish)",
         "call_method masked_fill",
-        "call_function torch.nn.functional.silu",
+        "call_function torch.nn.functional.mish",
         "call_function torch.tril",
     ]
     expected_lines = [line_of("x = self.act(self.conv1d(x))")] * 2 + [
-        line_of("x = x.masked_fill(mask, 0.0)"), line_of("y = F.silu(self.fc("),
+        line_of("x = x.masked_fill(mask, 0.0)"), line_of("y = F.mish(self.fc("),
         line_of("z = torch.tril(y)")]
     assert [p.lineno for p in problems] == expected_lines
     assert all(p.filename == __file__ for p in problems)
@@ -64,7 +64,7 @@ def test_hints_name_what_tensor_offers():
         torch_to_tensor(Unconvertible())
     hints = {p.what: p.hint for p in caught.value.problems}
     assert "tensor.where" in hints["call_method masked_fill"]
-    assert "sigmoid" in hints["call_function torch.nn.functional.silu"]
+    assert "tanh" in hints["call_function torch.nn.functional.mish"]
     assert "buffer" in hints["call_function torch.tril"]
     assert "Conv2d" in hints["call_module conv1d (Conv1d)"]
 
@@ -72,12 +72,12 @@ def test_hints_name_what_tensor_offers():
 def test_nearby_names_from_difflib_when_no_advice_is_written():
     class Typo(nn.Module):
         def forward(self, x):
-            return torch.nn.functional.relu6(x)
+            return torch.nn.functional.elu(x)
 
     with pytest.raises(ConversionError) as caught:
         torch_to_tensor(Typo())
     (problem,) = caught.value.problems
-    assert problem.what == "call_function torch.nn.functional.relu6"
+    assert problem.what == "call_function torch.nn.functional.elu"
     assert "tensor.nn.functional.relu" in problem.hint
 
 

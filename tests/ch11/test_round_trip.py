@@ -44,14 +44,14 @@ def test_a_difference_is_reported():
 
 
 def test_a_conversion_error_is_the_report():
-    class Silu(nn.Module):
+    class Mish(nn.Module):
         def forward(self, x):
-            return torch.nn.functional.silu(x)
+            return torch.nn.functional.mish(x)
 
-    report = check_conversion(Silu(), (torch.randn(2),))
+    report = check_conversion(Mish(), (torch.randn(2),))
     assert not report.agree and report.converted is None
     assert report.text.splitlines()[0] == "== conversion to tensor: FAILED =="
-    assert "call_function torch.nn.functional.silu" in report.text
+    assert "call_function torch.nn.functional.mish" in report.text
 
 
 def test_output_difference_walks_structures():

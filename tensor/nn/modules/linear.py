@@ -48,3 +48,8 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under another name, as torch's MultiheadAttention holds its ``out_proj``
+    (torch's dynamic quantization skips it by that name); it prints with its own name."""
