@@ -17,6 +17,7 @@ import torch.fx
 
 import minifx
 from minifx.compare import diff_rows, output_difference
+from minifx.compare import main as compare_main
 from tests.published import build
 
 # name -> (builder keyword arguments, input side): the smallest input each model takes.
@@ -94,3 +95,15 @@ def test_the_functions_torchvision_wraps_for_torch_fx_are_one_node_each(name, wr
     nodes = [n for n in minifx.symbolic_trace(model).graph.nodes if n.meta.get("is_wrapped")]
     assert {n.target.__name__ for n in nodes} == wrapped
     assert all(n.target.__module__.startswith("torchvision.") for n in nodes)
+
+
+def test_compare_builds_a_torchvision_model_from_its_builder(capsys):
+    """``python -m minifx compare torchvision.models:resnet18``, in this process, where
+    tests.published has made torchvision importable (a subprocess could not import it)."""
+    build("resnet18")  # imports torchvision
+    status = compare_main(["torchvision.models:resnet18", "--input-shape", "1,3,32,32"])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    assert "== graph: same ==" in printed and "== outputs: same ==" in printed
+    assert "self.layer1" in printed  # resnet18's own submodules, built by the builder
+    assert printed.splitlines()[-1] == "minifx and torch.fx agree"
