@@ -1,4 +1,4 @@
-"""Command line: ``python -m minifx compare FILE.py:NAME [options]`` and
+"""Command line: ``python -m minifx compare FILE.py:NAME|MODULE:NAME [options]`` and
 ``python -m minifx learn ...`` (``--help`` lists them)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from minifx.compare import main as compare_main
 from minifx.learn.cli import main as learn_main
 
 USAGE = (
-    "usage: python -m minifx compare FILE.py:NAME"
+    "usage: python -m minifx compare FILE.py:NAME|MODULE:NAME"
     " [--input-shape 2,3[:DTYPE] ...] [--diff] [--convert]\n"
     "       python -m minifx learn list | start chNN | check chNN | hint chNN.K"
     " | solution chNN.K"

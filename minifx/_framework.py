@@ -18,7 +18,7 @@ from __future__ import annotations
 import abc
 import importlib
 import sys
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -83,6 +83,14 @@ class Framework(abc.ABC):
         counted only when ``impure_random``), or writes into its inputs (an
         in-place operator). By default, nothing the library has does."""
         return False
+
+    def wrapped_functions(self) -> Mapping[tuple[int, str], dict[str, Any]]:
+        """The library's own ``wrap`` registry, read when a root of this library
+        is traced: (id of a module's globals, function name) -> those globals,
+        as ``minifx.wrap`` keeps them. A library's code registers its helpers
+        with its own tracer (torchvision calls ``torch.fx.wrap``), and a trace
+        must record them whole just as that tracer does. By default, none."""
+        return {}
 
     def check_traced_through(self, module: Any, qualname: str) -> None:
         """Raise if recording ``module``'s forward op by op would lose behaviour

@@ -1,12 +1,13 @@
 """``python -m minifx compare``: trace one torch model with minifx and torch.fx, side by side.
 
 A learner who has read how minifx traces wants to see it hold up against the
-real thing on their own model. This module loads ``FILE.py:NAME``, traces it
-with both tracers, prints the two graphs and the two generated codes in two
-columns with the differing lines marked, runs both GraphModules on the same
-inputs and says whether everything agrees. It needs torch, so it is imported
-only by the command line, never by ``import minifx``.
-"""
+real thing on their own model, or on a published one. This module loads
+``FILE.py:NAME`` (or ``MODULE:NAME`` from an installed package, such as
+``torchvision.models:resnet18``), traces it with both tracers, prints the two
+graphs and the two generated codes in two columns with the differing lines
+marked, runs both GraphModules on the same inputs and says whether everything
+agrees. It needs torch, so it is imported only by the command line, never by
+``import minifx``."""
 
 from __future__ import annotations
 
@@ -33,21 +34,30 @@ class CompareError(Exception):
 
 
 # --8<-- [start:load]
+_MODULE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
 def load_root(spec: str) -> tuple[Any, Any]:
-    """Load ``FILE.py:NAME`` and return ``(root, file_module)``.
+    """Load ``FILE.py:NAME`` or ``MODULE:NAME`` and return ``(root, its module)``.
 
     NAME may be a function, a ``torch.nn.Module`` instance, or a ``torch.nn.Module``
-    class that can be built with no arguments (it is built here).
+    class that can be built with no arguments (it is built here). A function that
+    takes no positional argument has no input to trace: it is a builder
+    (``torchvision.models:resnet18``), called here with no arguments (so a
+    torchvision builder gives random weights) to make the module.
     """
     import torch
 
     path_text, sep, name = spec.rpartition(":")
     if not sep or not path_text or not name:
-        raise CompareError(f"expected FILE.py:NAME, got {spec!r}")
+        raise CompareError(f"expected FILE.py:NAME or MODULE:NAME, got {spec!r}")
     path = Path(path_text)
-    if not path.is_file():
+    if path.is_file():
+        module = _import_file(path)
+    elif path_text.endswith(".py") or not _MODULE_PATH.fullmatch(path_text):
         raise CompareError(f"no such file: {path_text}")
-    module = _import_file(path)
+    else:
+        module = _import_module(path_text)
     try:
         obj: Any = fetch_path(module, name)
     except AttributeError:
@@ -57,6 +67,12 @@ def load_root(spec: str) -> tuple[Any, Any]:
             obj = obj()
         except TypeError as exc:
             raise CompareError(f"cannot build {name} with no arguments: {exc}") from None
+    elif inspect.isfunction(obj) and _is_builder(obj):
+        obj = obj()
+        if not isinstance(obj, torch.nn.Module):
+            raise CompareError(
+                f"{name}() takes no input, so it was called to build a module, and returned "
+                f"a {type(obj).__name__}: expected an nn.Module")
     elif not isinstance(obj, torch.nn.Module) and not inspect.isfunction(obj):
         kind = type(obj).__name__
         raise CompareError(
@@ -65,8 +81,35 @@ def load_root(spec: str) -> tuple[Any, Any]:
     return obj, module
 
 
+def _is_builder(fn: Any) -> bool:
+    """No positional parameter, and every other one has a default: ``resnet18(*, weights=None,
+    **kwargs)``. A function to trace takes its inputs positionally."""
+    for parameter in inspect.signature(fn).parameters.values():
+        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD,
+                              parameter.VAR_POSITIONAL):
+            return False
+        if parameter.kind is parameter.KEYWORD_ONLY and parameter.default is parameter.empty:
+            return False
+    return True
+
+
+def _import_module(name: str) -> Any:
+    """An installed module by its dotted name (``torchvision.models``)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (name + ".").startswith(exc.name + "."):
+            raise CompareError(f"no such file or module: {name}") from None
+        raise CompareError(f"cannot import {name}: {_first_line(exc)}") from None
+    except Exception as exc:  # the module's own code failed: say how, in one line
+        raise CompareError(f"cannot import {name}: {_first_line(exc)}") from None
+
+
+_FILE_PREFIX = "_minifx_compare_"  # a FILE.py is imported under this prefix and its stem
+
+
 def _import_file(path: Path) -> Any:
-    module_name = f"_minifx_compare_{path.stem}"
+    module_name = f"{_FILE_PREFIX}{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise CompareError(f"cannot import {path}: not a Python file")
@@ -142,9 +185,12 @@ def make_inputs(
         return tuple(random_input(shape, dtype, high) for shape, dtype in parsed)
     examples = getattr(file_module, "example_inputs", None)
     if examples is None:
+        where = file_module.__name__
+        if where.startswith(_FILE_PREFIX):
+            where = Path(file_module.__file__).name
         raise CompareError(
             f"no inputs for {name}: pass --input-shape (one per input) "
-            f"or define example_inputs in {Path(file_module.__file__).name}"
+            f"or define example_inputs in {where}"
         )
     return tuple(examples) if isinstance(examples, (tuple, list)) else (examples,)
 
@@ -447,7 +493,10 @@ def build_parser() -> Any:
         prog="python -m minifx compare",
         description="Trace a torch module or function with minifx and torch.fx and compare.",
     )
-    parser.add_argument("target", metavar="FILE.py:NAME")
+    parser.add_argument(
+        "target", metavar="FILE.py:NAME",
+        help="a function, an nn.Module instance or class in FILE.py, or MODULE:NAME for an "
+        "installed module (torchvision.models:resnet18: a builder called with no arguments)")
     parser.add_argument(
         "--input-shape",
         action="append",
@@ -465,7 +514,7 @@ def build_parser() -> Any:
 
 
 def main(argv: Sequence[str]) -> int:
-    """Entry point of ``python -m minifx compare FILE.py:NAME [options]``."""
+    """Entry point of ``python -m minifx compare FILE.py:NAME|MODULE:NAME [options]``."""
     args = build_parser().parse_args(argv)
     try:
         import torch  # noqa: F401

@@ -221,7 +221,10 @@ class Tracer(TracerBase):
             patcher.patch_attr(module_class, "__call__", module_call)
 
     def _patch_wrapped_functions(self, patcher: _Patcher, fn_globals: dict[str, Any]) -> None:
-        for (_, name), module_globals in _wrapped_fns_to_patch.items():
+        # minifx.wrap's registry, and the root's library's own (torch.fx.wrap's for a
+        # torch root), each function once: patched twice, it would record its wrapper.
+        registry = {**_wrapped_fns_to_patch, **self.framework.wrapped_functions()}
+        for (_, name), module_globals in registry.items():
             original = module_globals.get(name, getattr(builtins, name, None))
             if original is None:
                 raise NameError(f"minifx.wrap('{name}'): no function of that name to wrap")

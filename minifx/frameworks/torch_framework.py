@@ -12,6 +12,7 @@ Everything torch-specific that minifx needs lives here, and it is little:
 - how a torch function is spelled in ``str(graph)`` and in generated code,
   exactly as torch.fx spells it (``torch.relu``, ``torch._C._nn.linear``), and
   the global ``device`` that lets a device constant print as source;
+- which functions torch.fx records whole (those registered with ``torch.fx.wrap``);
 - which forward hooks a trace would silently lose, to refuse them;
 - what ShapeProp records about a torch tensor (memory format, quantization),
   how the numba kernels read and make one (NumPy), and which layer pairs
@@ -22,11 +23,12 @@ from __future__ import annotations
 
 import functools
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 import torch
+import torch.fx._symbolic_trace
 import torch.nn.functional
 from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
 
@@ -202,6 +204,11 @@ class TorchFramework(Framework):
             return (target._schema.is_mutable or target in _side_effects()
                     or (impure_random and getattr(target, "_nondeterministic_seeded", False)))
         return False
+
+    def wrapped_functions(self) -> Mapping[tuple[int, str], dict[str, Any]]:
+        # torch.fx keeps what ``torch.fx.wrap`` registered in this dict, in the same
+        # shape as minifx.wrap's (torchvision's stochastic_depth and swin's helpers).
+        return torch.fx._symbolic_trace._wrapped_fns_to_patch
 
     def check_traced_through(self, module: Any, qualname: str) -> None:
         refuse_lost_hooks(module, qualname)

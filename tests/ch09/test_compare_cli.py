@@ -396,3 +396,76 @@ def test_a_reader_that_is_already_gone_ends_quietly(models):
         os.close(write_end)
     assert result.stderr == ""
     assert result.returncode == 141  # as a shell reports a process ended by SIGPIPE
+
+
+BUILDERS = textwrap.dedent(
+    """
+    import torch
+
+
+    class Small(torch.nn.Module):
+        def __init__(self, width):
+            super().__init__()
+            self.linear = torch.nn.Linear(width, 2)
+            self.drop = torch.nn.Dropout(0.5)
+
+        def forward(self, x):
+            return self.drop(self.linear(x))
+
+
+    def small(*, width=3):
+        return Small(width)
+
+
+    def not_a_model():
+        return 42
+
+
+    def fn(x, y):
+        return torch.sigmoid(x) * y
+    """
+)
+
+
+@pytest.fixture
+def builders(tmp_path):
+    (tmp_path / "builders.py").write_text(BUILDERS)
+    (tmp_path / "broken.py").write_text("raise RuntimeError('boom')\n")
+    return tmp_path
+
+
+def test_an_installed_module_s_builder_is_called_with_no_arguments(builders):
+    # `python -m` puts the working directory on the path: `builders` is importable.
+    result = run("builders:small", "--input-shape", "4,3", cwd=builders)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "self.linear(x)" in result.stdout  # the module the builder made, traced
+    assert result.stdout.splitlines()[-1] == "minifx and torch.fx agree"
+
+
+def test_an_installed_module_s_function_with_inputs_is_traced(builders):
+    result = run("builders:fn", "--input-shape", "2", "--input-shape", "2", cwd=builders)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "torch.sigmoid(x)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        ("nosuchmodule:f", "error: no such file or module: nosuchmodule"),
+        ("broken:f", "error: cannot import broken: RuntimeError: boom"),
+        ("builders:nope", "error: builders has no name 'nope'"),
+        ("builders:not_a_model", "error: not_a_model() takes no input, so it was called to "
+         "build a module, and returned a int: expected an nn.Module"),
+    ],
+)
+def test_bad_module_targets_say_so_in_one_line(builders, target, message):
+    result = run(target, "--input-shape", "2,3", cwd=builders)
+    assert result.returncode == 2
+    assert result.stderr.strip() == message
+
+
+def test_a_module_without_example_inputs_is_named(builders):
+    result = run("builders:fn", cwd=builders)
+    assert result.stderr.strip() == (
+        "error: no inputs for fn: pass --input-shape (one per input) "
+        "or define example_inputs in builders")
