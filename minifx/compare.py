@@ -95,6 +95,10 @@ def _is_builder(fn: Any) -> bool:
 
 def _import_module(name: str) -> Any:
     """An installed module by its dotted name (``torchvision.models``)."""
+    if name.split(".")[0] in ("torchvision", "timm"):  # timm imports torchvision
+        from .frameworks.published import make_torchvision_importable
+
+        make_torchvision_importable()
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:

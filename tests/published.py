@@ -7,44 +7,22 @@ pretrained weights (nothing is downloaded), seeded, in eval mode.
 
 from __future__ import annotations
 
-import importlib.machinery
+import importlib
 import importlib.util
 from types import ModuleType
 from typing import Any
 
 import torch
 
-_keep: list[Any] = []  # the library that holds the operator schemas must stay alive
+from minifx.frameworks.published import make_torchvision_importable
 
 
 def import_torchvision() -> ModuleType:
-    """torchvision, importable beside the CPU torch of these machines."""
-    # PyPI's torchvision 0.28.0 is a CUDA build: its C++ library (_C.so) does not load
-    # beside the CPU torch 2.13.0, and torchvision then goes on without its C++ ops
-    # (extension._has_ops() is False), except that _meta_registrations registers fake
-    # kernels for torchvision::nms and qnms unconditionally, which fails on operators
-    # that were never defined ("operator torchvision::nms does not exist"). Defining
-    # those two schemas with torch.library (their text as the C++ library declares
-    # them) lets the import finish. The classification models never call a C++ op, and
-    # where _C.so does load, it defines the operators itself and nothing is done here.
-    spec = importlib.util.find_spec("torchvision")
-    if spec is None or spec.submodule_search_locations is None:
-        raise ImportError("torchvision is not installed: pip install --no-deps "
-                          "torchvision==0.28.0")
-    if not _keep:
-        ext = importlib.machinery.PathFinder.find_spec(
-            "_C", list(spec.submodule_search_locations))
-        try:
-            if ext is None or ext.origin is None:
-                raise OSError("torchvision has no _C library")
-            torch.ops.load_library(ext.origin)
-        except OSError:
-            library = torch.library.Library("torchvision", "FRAGMENT")
-            for op in ("nms", "qnms"):
-                library.define(f"{op}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-            _keep.append(library)
-        else:
-            _keep.append(None)
+    """torchvision, importable beside the CPU torch of these machines (see
+    ``minifx.frameworks.published`` for why it needs help)."""
+    if importlib.util.find_spec("torchvision") is None:
+        raise ImportError("torchvision is not installed: pip install -e '.[dev,torch]'")
+    make_torchvision_importable()
     return importlib.import_module("torchvision")
 
 

@@ -30,6 +30,8 @@ ALLOWED_FUNCTION_IMPORTS = {
     # Importing the torch adapter imports torch; ``import minifx`` must not.
     ("minifx.convert.bad_input", "minifx.frameworks.torch_framework"):
         "the torch adapter imports torch",
+    ("minifx.compare", "minifx.frameworks.published"):
+        "making torchvision importable imports torch",
     ("minifx.quantization.backend", "minifx.quantization.torch_support"):
         "the torch side of quantization imports torch",
     # The numba backend's passes (and numba itself) load only when that backend is used.

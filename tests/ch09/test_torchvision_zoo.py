@@ -10,6 +10,9 @@ larger variants run the same code with more blocks or wider layers.
 """
 
 import copy
+import subprocess
+import sys
+import tempfile
 
 import pytest
 import torch
@@ -17,7 +20,6 @@ import torch.fx
 
 import minifx
 from minifx.compare import diff_rows, output_difference
-from minifx.compare import main as compare_main
 from tests.published import build
 
 # name -> (builder keyword arguments, input side): the smallest input each model takes.
@@ -97,13 +99,17 @@ def test_the_functions_torchvision_wraps_for_torch_fx_are_one_node_each(name, wr
     assert all(n.target.__module__.startswith("torchvision.") for n in nodes)
 
 
-def test_compare_builds_a_torchvision_model_from_its_builder(capsys):
-    """``python -m minifx compare torchvision.models:resnet18``, in this process, where
-    tests.published has made torchvision importable (a subprocess could not import it)."""
-    build("resnet18")  # imports torchvision
-    status = compare_main(["torchvision.models:resnet18", "--input-shape", "1,3,32,32"])
-    printed = capsys.readouterr().out
-    assert status == 0, printed
+def test_compare_builds_a_torchvision_model_from_its_builder():
+    """``python -m minifx compare torchvision.models:resnet18``, as a user types it: in a
+    fresh process, from another folder, where compare itself makes torchvision
+    importable beside the CPU torch (minifx.frameworks.published)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "minifx", "compare", "torchvision.models:resnet18",
+         "--input-shape", "1,3,32,32"],
+        capture_output=True, text=True, cwd=tempfile.gettempdir(), timeout=600,
+    )
+    printed = done.stdout
+    assert done.returncode == 0, printed + done.stderr
     assert "== graph: same ==" in printed and "== outputs: same ==" in printed
     assert "self.layer1" in printed  # resnet18's own submodules, built by the builder
     assert printed.splitlines()[-1] == "minifx and torch.fx agree"
