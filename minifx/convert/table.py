@@ -24,6 +24,7 @@ import functools
 import inspect
 import math
 import operator
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ from typing import Any
 from .._framework import tensor_framework
 from ..magic_methods import dunder, inplace_methods, magic_methods, reflectable_magic_methods
 from ..node import qualified_name
+from .published import TWINS
 
 # --8<-- [start:lists]
 # (torch namespace, tensor namespace): a function is matched by name within a pair.
@@ -114,9 +116,15 @@ def qualified(fn: Any) -> str:
 
 
 # --8<-- [start:table]
-@functools.cache
 def conversion_table() -> ConversionTable:
     """The table, read off ``tensor``'s public lists (imports torch on first call)."""
+    return _table_for(frozenset(m for m in _PUBLISHED_MODULES if m in sys.modules))
+
+
+@functools.cache
+def _table_for(published_modules: frozenset[str]) -> ConversionTable:
+    """The table, built once for each set of imported libraries whose functions torch.fx
+    records whole (a model that imports torchvision later gets a table with its twins)."""
     import importlib
 
     import torch
@@ -133,6 +141,7 @@ def conversion_table() -> ConversionTable:
             if callable(torch_fn):
                 functions[torch_fn] = getattr(tensor_ns, name)
     functions[torch._assert] = _tensor_assert()  # what concrete_args records
+    functions.update(published_twins(published_modules))
 
     methods = frozenset(
         name for name in tensor_methods() if callable(getattr(torch.Tensor, name, None)))
@@ -146,6 +155,22 @@ def conversion_table() -> ConversionTable:
     dtypes = {getattr(torch, name): getattr(tensor, name) for name in DTYPES}
     return ConversionTable(functions, methods, attributes, modules, dtypes)
 # --8<-- [end:table]
+
+
+_PUBLISHED_MODULES = frozenset(name.rpartition(".")[0] for name in TWINS)
+
+
+def published_twins(modules: frozenset[str]) -> dict[Any, Callable[..., Any]]:
+    """Library functions that torch.fx records whole (``published.TWINS``), with their
+    twins: only those of ``modules``, libraries the program has imported, so that the
+    table imports none."""
+    found = {}
+    for name, twin in TWINS.items():
+        module_name, _, attribute = name.rpartition(".")
+        function = getattr(sys.modules.get(module_name), attribute, None)
+        if module_name in modules and callable(function):
+            found[function] = twin
+    return found
 
 
 def public_functions(namespace: Any) -> list[str]:
