@@ -21,6 +21,7 @@ here with NumPy, as a constant.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -73,6 +74,11 @@ def _roll(x: Any, shifts: tuple[int, int], dims: tuple[int, int]) -> Any:
     return x
 
 
+def _unit_rows(x: Any) -> Any:
+    """Each row of the last dim scaled to length 1 (``F.normalize``; eps 1e-12)."""
+    return x / tensor.clamp(tensor.sqrt((x * x).sum(-1, keepdim=True)), min=1e-12)
+
+
 def _shift_mask(height: int, width: int, window: list[int], shift: list[int]) -> np.ndarray:
     """(windows, N, N): 0 between patches of the same region of the rolled image, -100
     between patches of different regions (brought together by the roll)."""
@@ -95,10 +101,10 @@ def shifted_window_attention(
     attention_dropout: float = 0.0, dropout: float = 0.0, qkv_bias: Any = None,
     proj_bias: Any = None, logit_scale: Any = None, training: bool = True,
 ) -> Any:
-    """Multi-head self-attention inside (shifted) windows of an (N, H, W, C) image."""
-    if logit_scale is not None:
-        raise NotImplementedError("shifted_window_attention: Swin V2's cosine attention "
-                                  "(logit_scale) has no tensor twin yet")
+    """Multi-head self-attention inside (shifted) windows of an (N, H, W, C) image.
+
+    With ``logit_scale`` (Swin V2), the scores are cosine similarities times a learned
+    temperature, at most 100, and the keys get no bias."""
     n, h, w, c = input.shape
     pad_h, pad_w = -h % window_size[0], -w % window_size[1]
     x = F.pad(input, (0, 0, 0, pad_w, 0, pad_h))
@@ -114,10 +120,18 @@ def shifted_window_attention(
     x = x.view(n, rows, window_size[0], cols, window_size[1], c)
     x = x.permute(0, 1, 3, 2, 4, 5).reshape(n * rows * cols, patches, c)
 
+    if logit_scale is not None and qkv_bias is not None:  # V2: no bias on the keys
+        third = qkv_bias.shape[0] // 3
+        qkv_bias = tensor.cat([qkv_bias[:third], tensor.zeros(third, dtype=qkv_bias.dtype),
+                               qkv_bias[2 * third:]])
     heads = F.linear(x, qkv_weight, qkv_bias)
     heads = heads.reshape(x.shape[0], patches, 3, num_heads, c // num_heads)
     q, k, v = heads.permute(2, 0, 3, 1, 4).unbind(0)
-    scores = (q * (c // num_heads) ** -0.5) @ k.transpose(-2, -1)
+    if logit_scale is None:
+        scores = (q * (c // num_heads) ** -0.5) @ k.transpose(-2, -1)
+    else:
+        scores = _unit_rows(q) @ _unit_rows(k).transpose(-2, -1)
+        scores = scores * tensor.exp(tensor.clamp(logit_scale, max=math.log(100.0)))
     scores = scores + relative_position_bias
     if shifted:
         mask = tensor.from_numpy(_shift_mask(full_h, full_w, window_size, shift))

@@ -27,6 +27,7 @@ MODELS = {
     "convnext_tiny": ({}, 32),
     "vit_b_16": ({"image_size": 32}, 32),
     "swin_t": ({}, 64),  # 16x16 patches: windows of 7 padded to 21, shifted by 3
+    "swin_v2_t": ({}, 64),  # cosine attention, windows of 8, shifted by 4
     "timm:deit_tiny_patch16_224": ({"img_size": 32}, 32),
 }
 
