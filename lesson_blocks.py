@@ -5,7 +5,7 @@ per block) and the site build (``mkdocs_hooks.py``, which draws the figures).
 Both take their rules from this one module, so a page the tests pass is a page
 the site can build.
 
-A lesson page holds three kinds of fenced blocks that matter here:
+A lesson page holds four kinds of fenced blocks that matter here:
 
 - ``python``: runs, in page order, in one namespace per page;
 - ``output`` right after a python block: what that block must print;
@@ -19,6 +19,10 @@ A lesson page holds three kinds of fenced blocks that matter here:
   ``node.meta`` value, see ``FxGraphDrawer``). ``graph`` is a Python
   expression evaluated in the page's namespace after every python block
   above it has run; it gives a GraphModule or a Graph.
+- ``stepper``: a recorded pass to step through on the page, the same three
+  lines with ``recording:`` in place of ``graph:``, an expression that gives
+  a ``Recorder`` or a ``PassManager`` built with ``record=True`` that has
+  run (``stepper_view.py`` draws it).
 
 Every block runs from a scratch working directory and must leave the
 checkout as it found it (:class:`CheckoutGuard`): a lesson stands on its own,
@@ -46,6 +50,8 @@ FENCE = re.compile(
 FIGURE_NAME = re.compile(r"^ch\d\d[a-z]?_[A-Za-z0-9_]+$")
 FIGURE_KEYS = ("name", "caption", "graph")
 FIGURE_OPTIONAL_KEYS = ("colour_by",)
+STEPPER_KEYS = ("name", "caption", "recording")
+DRAWN = ("figure", "stepper")  # the blocks that name something to draw, not code
 
 
 class LessonError(Exception):
@@ -61,10 +67,17 @@ class Figure:
 
 
 @dataclass
+class Stepper:
+    name: str
+    caption: str
+    recording: str
+
+
+@dataclass
 class Block:
     """One fenced block of a page: where it is and what it holds."""
 
-    language: str  # "python" or "figure"
+    language: str  # "python", "figure" or "stepper"
     source: str  # the body, without the block's indentation
     start: int  # offsets of the whole fenced block in the page text
     end: int
@@ -72,6 +85,7 @@ class Block:
     indent: str = ""
     expected: str | None = None  # python: the output block that follows
     figure: Figure | None = field(default=None)
+    stepper: Stepper | None = field(default=None)
 
 
 def _dedent(body: str, indent: str) -> str:
@@ -83,38 +97,51 @@ def _dedent(body: str, indent: str) -> str:
     )
 
 
-def parse_figure(body: str, where: str) -> Figure:
-    """The ``key: value`` lines of a figure block, checked."""
+def _parse_keys(kind: str, body: str, where: str, keys: tuple[str, ...],
+                optional: tuple[str, ...] = ()) -> dict[str, str]:
+    """The ``key: value`` lines of a figure or stepper block, checked."""
     values: dict[str, str] = {}
     for raw in body.splitlines():
         if not raw.strip():
             continue
         key, sep, value = raw.partition(":")
         key = key.strip()
-        if not sep or key not in FIGURE_KEYS + FIGURE_OPTIONAL_KEYS:
+        if not sep or key not in keys + optional:
             raise LessonError(
-                f"{where}: figure line {raw.strip()!r}: expected 'key: value' with key one of "
-                f"{', '.join(FIGURE_KEYS + FIGURE_OPTIONAL_KEYS)}"
+                f"{where}: {kind} line {raw.strip()!r}: expected 'key: value' with key one of "
+                f"{', '.join(keys + optional)}"
             )
         values[key] = value.strip()
-    missing = [k for k in FIGURE_KEYS if not values.get(k)]
+    missing = [k for k in keys if not values.get(k)]
     if missing:
-        raise LessonError(f"{where}: figure block needs {', '.join(missing)}")
+        raise LessonError(f"{where}: {kind} block needs {', '.join(missing)}")
     if not FIGURE_NAME.match(values["name"]):
         raise LessonError(
-            f"{where}: figure name {values['name']!r} must look like chNN_something "
+            f"{where}: {kind} name {values['name']!r} must look like chNN_something "
             "(letters, digits, underscores)"
         )
+    return values
+
+
+def parse_figure(body: str, where: str) -> Figure:
+    """The ``key: value`` lines of a figure block, checked."""
+    values = _parse_keys("figure", body, where, FIGURE_KEYS, FIGURE_OPTIONAL_KEYS)
     return Figure(values["name"], values["caption"], values["graph"], values.get("colour_by"))
 
 
+def parse_stepper(body: str, where: str) -> Stepper:
+    """The ``key: value`` lines of a stepper block, checked."""
+    values = _parse_keys("stepper", body, where, STEPPER_KEYS)
+    return Stepper(values["name"], values["caption"], values["recording"])
+
+
 def parse_blocks(text: str, path: str = "<lesson>") -> list[Block]:
-    """The page's python blocks (each with its expected output) and figure blocks, in order."""
+    """The page's python blocks (each with its expected output), figure and stepper blocks."""
     fences = list(FENCE.finditer(text))
     blocks = []
     for index, match in enumerate(fences):
         language = match.group("language")
-        if language not in ("python", "figure"):
+        if language != "python" and language not in DRAWN:
             continue
         indent = match.group("indent")
         line = text.count("\n", 0, match.start()) + 1
@@ -127,6 +154,8 @@ def parse_blocks(text: str, path: str = "<lesson>") -> list[Block]:
                 block.expected = _dedent(following.group("body"), following.group("indent"))
         if language == "figure":
             block.figure = parse_figure(block.source, f"{path}:{line}")
+        if language == "stepper":
+            block.stepper = parse_stepper(block.source, f"{path}:{line}")
         blocks.append(block)
     return blocks
 
@@ -180,6 +209,40 @@ def draw_figure(figure: Figure, namespace: dict[str, Any]) -> bytes:
     if b"<svg" not in svg:
         raise LessonError(f"figure {figure.name}: Graphviz gave no SVG")
     return svg
+
+
+def recording_of(stepper: Stepper, namespace: dict[str, Any]) -> dict[str, Any]:
+    """Evaluate the stepper's expression: the recording's data (``Recorder.as_dict()``).
+
+    A PassManager counts by its recorder, so a lesson can name the manager
+    it ran; one that recorded nothing (built without ``record=True``, or not
+    run yet) is refused, as is anything else.
+    """
+    from minifx.passes.infra.recorder import Recorder
+
+    value = eval(stepper.recording, namespace)  # the lesson's own expression
+    recorder = value if isinstance(value, Recorder) else getattr(value, "recorder", None)
+    if not isinstance(recorder, Recorder):
+        raise LessonError(
+            f"stepper {stepper.name}: {stepper.recording!r} is a {type(value).__name__}, "
+            "expected a Recorder or a PassManager built with record=True"
+        )
+    if not recorder.steps:
+        raise LessonError(
+            f"stepper {stepper.name}: {stepper.recording!r} recorded no step "
+            "(run the pass before the block)"
+        )
+    return recorder.as_dict()
+
+
+def check_drawn(block: Block, namespace: dict[str, Any]) -> None:
+    """What the tests do with a figure or stepper block: make it, as the site will."""
+    if block.figure is not None:
+        draw_figure(block.figure, namespace)
+    elif block.stepper is not None:
+        recording_of(block.stepper, namespace)
+    else:
+        raise LessonError(f"the block at line {block.line} is {block.language}, not drawn")
 
 
 # -- the checkout must stay as it was ------------------------------------------
