@@ -156,22 +156,19 @@ def code_diff(before: str, after: str) -> list[tuple[str, str]]:
 def summary(step: dict[str, Any]) -> str:
     """What the step did, in words, nodes by name."""
     names = {e["id"]: e["name"] for e in step["before"]["nodes"] + step["after"]["nodes"]}
-    parts = []
     by = {r["node"]: r["by"] for r in step["replaced"]}
-    for node in step["erased"]:
-        if node in by:
-            parts.append(f"{names[node]} replaced by {', '.join(names[n] for n in by[node])}")
-        else:
-            parts.append(f"{names[node]} erased")
     replacements = {n for r in step["replaced"] for n in r["by"]}
-    parts += [f"{names[n]} added" for n in step["added"] if n not in replacements]
-    for entry in step["changed"]:
-        fields = [f for f in entry["fields"] if f != "inputs"] or ["inputs"]
-        parts.append(f"{names[entry['node']]}: {', '.join(fields)} changed")
-    meta = sorted({names[m["node"]] for m in step["meta_changes"]})
-    if meta:
-        parts.append(f"meta of {', '.join(meta)}")
-    return "; ".join(parts) or "no change"
+    groups = [
+        ("replaced", [f"{names[n]} by {', '.join(names[b] for b in by[n])}"
+                      for n in step["erased"] if n in by]),
+        ("erased", [names[n] for n in step["erased"] if n not in by]),
+        ("added", [names[n] for n in step["added"] if n not in replacements]),
+        ("edited", [f"{names[c['node']]} ({', '.join(f for f in c['fields'] if f != 'inputs')})"
+                    for c in step["changed"]]),
+        ("meta of", sorted({names[m["node"]] for m in step["meta_changes"]})),
+    ]
+    parts = [f"{label} {'; '.join(items)}" for label, items in groups if items]
+    return ". ".join(p[0].upper() + p[1:] for p in parts) or "No change"
 
 
 def _diff_html(step: dict[str, Any]) -> str:
