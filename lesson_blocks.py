@@ -22,7 +22,9 @@ A lesson page holds four kinds of fenced blocks that matter here:
 - ``stepper``: a recorded pass to step through on the page, the same three
   lines with ``recording:`` in place of ``graph:``, an expression that gives
   a ``Recorder`` or a ``PassManager`` built with ``record=True`` that has
-  run (``stepper_view.py`` draws it).
+  run (``stepper_view.py`` draws it). An optional ``torch_fx:`` line names
+  a recording of the same pass run by torch.fx; each step is then marked as
+  giving torch.fx's graph or not.
 
 Every block runs from a scratch working directory and must leave the
 checkout as it found it (:class:`CheckoutGuard`): a lesson stands on its own,
@@ -51,6 +53,7 @@ FIGURE_NAME = re.compile(r"^ch\d\d[a-z]?_[A-Za-z0-9_]+$")
 FIGURE_KEYS = ("name", "caption", "graph")
 FIGURE_OPTIONAL_KEYS = ("colour_by",)
 STEPPER_KEYS = ("name", "caption", "recording")
+STEPPER_OPTIONAL_KEYS = ("torch_fx",)
 DRAWN = ("figure", "stepper")  # the blocks that name something to draw, not code
 
 
@@ -71,6 +74,7 @@ class Stepper:
     name: str
     caption: str
     recording: str
+    torch_fx: str | None = None  # the same pass recorded as torch.fx runs it
 
 
 @dataclass
@@ -131,8 +135,8 @@ def parse_figure(body: str, where: str) -> Figure:
 
 def parse_stepper(body: str, where: str) -> Stepper:
     """The ``key: value`` lines of a stepper block, checked."""
-    values = _parse_keys("stepper", body, where, STEPPER_KEYS)
-    return Stepper(values["name"], values["caption"], values["recording"])
+    values = _parse_keys("stepper", body, where, STEPPER_KEYS, STEPPER_OPTIONAL_KEYS)
+    return Stepper(values["name"], values["caption"], values["recording"], values.get("torch_fx"))
 
 
 def parse_blocks(text: str, path: str = "<lesson>") -> list[Block]:
@@ -211,28 +215,40 @@ def draw_figure(figure: Figure, namespace: dict[str, Any]) -> bytes:
     return svg
 
 
+def _recording(name: str, expression: str, namespace: dict[str, Any]) -> dict[str, Any]:
+    from minifx.passes.infra.recorder import Recorder
+
+    value = eval(expression, namespace)  # the lesson's own expression
+    recorder = value if isinstance(value, Recorder) else getattr(value, "recorder", None)
+    if not isinstance(recorder, Recorder):
+        raise LessonError(
+            f"stepper {name}: {expression!r} is a {type(value).__name__}, "
+            "expected a Recorder or a PassManager built with record=True"
+        )
+    if not recorder.steps:
+        raise LessonError(
+            f"stepper {name}: {expression!r} recorded no step (run the pass before the block)")
+    return recorder.as_dict()
+
+
 def recording_of(stepper: Stepper, namespace: dict[str, Any]) -> dict[str, Any]:
     """Evaluate the stepper's expression: the recording's data (``Recorder.as_dict()``).
 
     A PassManager counts by its recorder, so a lesson can name the manager
     it ran; one that recorded nothing (built without ``record=True``, or not
-    run yet) is refused, as is anything else.
+    run yet) is refused, as is anything else. With ``torch_fx:``, torch.fx's
+    recording of the same pass comes along as ``"torch_fx"``, and must have
+    as many steps.
     """
-    from minifx.passes.infra.recorder import Recorder
-
-    value = eval(stepper.recording, namespace)  # the lesson's own expression
-    recorder = value if isinstance(value, Recorder) else getattr(value, "recorder", None)
-    if not isinstance(recorder, Recorder):
-        raise LessonError(
-            f"stepper {stepper.name}: {stepper.recording!r} is a {type(value).__name__}, "
-            "expected a Recorder or a PassManager built with record=True"
-        )
-    if not recorder.steps:
-        raise LessonError(
-            f"stepper {stepper.name}: {stepper.recording!r} recorded no step "
-            "(run the pass before the block)"
-        )
-    return recorder.as_dict()
+    recording = _recording(stepper.name, stepper.recording, namespace)
+    if stepper.torch_fx is not None:
+        theirs = _recording(stepper.name, stepper.torch_fx, namespace)
+        if len(theirs["steps"]) != len(recording["steps"]):
+            raise LessonError(
+                f"stepper {stepper.name}: {stepper.torch_fx!r} has {len(theirs['steps'])} steps, "
+                f"{stepper.recording!r} {len(recording['steps'])}: they cannot be compared")
+        recording["torch_fx"] = theirs
+    return recording
 
 
 def check_drawn(block: Block, namespace: dict[str, Any]) -> None:

@@ -13,6 +13,9 @@ into what a reader steps through on the page, at build time:
   nodes a picture marks and compare them with the data;
 - the generated code before and after as one diff, lines removed and
   added marked;
+- with torch.fx's recording of the same pass, a mark on each step saying
+  whether the graph after it is the graph torch.fx had after its step
+  (torch.fx's text with ``torch`` read as ``tensor``);
 - the recording itself as JSON inside the page, which the page's small
   script (``lessons/javascripts/stepper.js``) reads for the step count, and
   the browser tests for the ids.
@@ -171,6 +174,22 @@ def summary(step: dict[str, Any]) -> str:
     return ". ".join(p[0].upper() + p[1:] for p in parts) or "No change"
 
 
+def same_as_torch_fx(step: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    """Whether the graph after ``step`` prints as torch.fx's after its own step."""
+    return step["after"]["graph"] == theirs["after"]["graph"].replace("torch", "tensor")
+
+
+def _torch_fx_html(step: dict[str, Any], theirs: dict[str, Any] | None) -> str:
+    if theirs is None:
+        return ""
+    if same_as_torch_fx(step, theirs):
+        return ('<p class="fx-torch-fx fx-same" data-same="true">&#10003; After this step the '
+                "graph is torch.fx's, line for line.</p>")
+    return ('<details class="fx-torch-fx fx-differs" data-same="false"><summary>&#10007; After '
+            "this step the graph differs from torch.fx's</summary><pre><code>"
+            f"{html.escape(theirs['after']['graph'])}</code></pre></details>")
+
+
 def _diff_html(step: dict[str, Any]) -> str:
     classes = {" ": "fx-line", "-": "fx-line fx-line-del", "+": "fx-line fx-line-add"}
     rows = [f'<span class="{classes[kind]}">{kind} {html.escape(line)}</span>'
@@ -179,7 +198,8 @@ def _diff_html(step: dict[str, Any]) -> str:
             + "".join(rows) + "</code></pre></figure>")  # each line a block: no newlines
 
 
-def _step_html(name: str, step: dict[str, Any], count: int) -> str:
+def _step_html(name: str, step: dict[str, Any], count: int,
+               theirs: dict[str, Any] | None = None) -> str:
     marked = marks(step)
     pictures = []
     for side in SIDES:
@@ -194,7 +214,7 @@ def _step_html(name: str, step: dict[str, Any], count: int) -> str:
         f'<section class="fx-step" data-step="{step["index"]}"{hidden}>'
         f'<p class="fx-step-title">Step {step["index"] + 1} of {count}: '
         f"<code>{html.escape(step['name'])}</code>{round_}{modified}. "
-        f"{html.escape(summary(step))}</p>"
+        f"{html.escape(summary(step))}</p>{_torch_fx_html(step, theirs)}"
         f'<div class="fx-panes">{"".join(pictures)}{_diff_html(step)}</div></section>')
 
 
@@ -212,7 +232,9 @@ def render(name: str, caption: str, recording: dict[str, Any]) -> str:
     if not steps:
         raise ValueError(f"stepper {name}: the recording has no step")
     data = json.dumps({"name": name, **recording}).replace("</", "<\\/")
-    body = "".join(_step_html(name, step, len(steps)) for step in steps)
+    theirs = recording.get("torch_fx", {}).get("steps") or [None] * len(steps)
+    body = "".join(_step_html(name, step, len(steps), other)
+                   for step, other in zip(steps, theirs))
     return (
         f'<div class="fx-stepper" id="stepper-{name}" data-stepper="{name}" tabindex="0">'
         f'<script type="application/json" class="fx-stepper-data">{data}</script>'

@@ -167,3 +167,24 @@ def test_stepper_and_figure_names_are_unique_in_the_book():
                 names.append(drawn.name)
     assert len(names) == len(set(names)), names
     assert sum(1 for n in names if n.endswith("_steps")) >= 6
+
+
+def test_a_torch_fx_recording_marks_each_step_same_or_not():
+    blocks, namespace = _run()
+    exec("other = PassManager([add_to_mul], steps=3, record=True)\n"
+         "other(minifx.symbolic_trace(lambda x: tensor.add(x, 2) * 2))\n"
+         "short = PassManager([add_to_mul], record=True)\n"
+         "short(minifx.symbolic_trace(lambda x: tensor.add(x, 1) * 2))", namespace)
+    stepper = lesson_blocks.parse_stepper(
+        "name: ch99_x\ncaption: c\nrecording: pm\ntorch_fx: other", "page.md:1")
+    assert stepper.torch_fx == "other"
+    recording = lesson_blocks.recording_of(stepper, namespace)
+    assert recording["torch_fx"] == namespace["other"].recorder.as_dict()
+    page = stepper_view.render("ch99_x", "c", recording)
+    # x + 1 against x + 2: every graph after a step differs; against itself, each is the same.
+    assert re.findall(r'data-same="(\w+)"', page) == ["false", "false"]
+    recording["torch_fx"] = {"steps": recording["steps"]}
+    page = stepper_view.render("ch99_x", "c", recording)
+    assert re.findall(r'data-same="(\w+)"', page) == ["true", "true"]
+    with pytest.raises(lesson_blocks.LessonError, match="has 1 steps, 'pm' 2"):
+        lesson_blocks.recording_of(lesson_blocks.Stepper("ch99_x", "c", "pm", "short"), namespace)

@@ -56,7 +56,10 @@ const root = arguments[0];
 const visible = [...root.querySelectorAll('section.fx-step')].filter(s => !s.hidden
     && s.getBoundingClientRect().height > 0);
 const pictures = {};
+let torchFx = null;
 if (visible.length === 1) {
+  const mark = visible[0].querySelector('.fx-torch-fx');
+  torchFx = mark && mark.getBoundingClientRect().height > 0 ? mark.getAttribute('data-same') : null;
   for (const side of ['before', 'after']) {
     const nodes = [...visible[0].querySelectorAll(`figure.fx-${side} svg g.node`)];
     pictures[side] = nodes.map(g => [g.id, [...g.classList]]);
@@ -69,6 +72,7 @@ return {
   prevDisabled: root.querySelector('.fx-prev').disabled,
   nextDisabled: root.querySelector('.fx-next').disabled,
   pictures: pictures,
+  torchFx: torchFx,
   pageWidth: document.documentElement.scrollWidth,
   viewWidth: document.documentElement.clientWidth,
   rootRight: root.getBoundingClientRect().right,
@@ -90,6 +94,12 @@ def _check_step(browser, root, name: str, recording: dict, index: int) -> None:
         f"({state['pageWidth']} > {state['viewWidth']})")
     assert state["rootRight"] <= state["articleRight"] + 1, f"{where}: wider than its column"
     step = recording["steps"][index]
+    if "torch_fx" in recording:  # worked out here: torch.fx's text, torch read as tensor
+        theirs = recording["torch_fx"]["steps"][index]["after"]["graph"]
+        same = step["after"]["graph"] == theirs.replace("torch", "tensor")
+        assert state["torchFx"] == ("true" if same else "false"), where
+    else:
+        assert state["torchFx"] is None, where
     for side, marks in expected_marks(step).items():
         drawn: dict[int, set[str]] = {}
         for element_id, classes in state["pictures"][side]:
@@ -143,6 +153,20 @@ def test_every_step_forward_back_and_by_keyboard_marks_the_recorded_nodes(
     errors = [e["message"] for e in browser.get_log("browser")
               if e["level"] == "SEVERE" and "stepper" in e["message"]]
     assert errors == [], f"{page}: the stepper script failed: {errors}"
+
+
+def test_the_ch07_folds_are_checked_against_torch_fx_step_by_step(browser, built_site: Path):
+    """torch.fx ran the same pass; every one of its steps gave our graph, and the page says so."""
+    browser.get((built_site / "ch07_fusion.html").as_uri())
+    root = browser.find_element("css selector", "#stepper-ch07_fold_vs_torch_fx")
+    recording = json.loads(browser.execute_script(
+        "return arguments[0].querySelector('script.fx-stepper-data').textContent", root))
+    theirs = recording["torch_fx"]["steps"]
+    assert [s["name"] for s in theirs] == ["torch_fold_one_bn"] * 3
+    assert [s["after"]["graph"] for s in recording["steps"]] == [s["after"]["graph"] for s in theirs]
+    marks = browser.execute_script(
+        "return [...arguments[0].querySelectorAll('.fx-torch-fx')].map(m => m.dataset.same)", root)
+    assert marks == ["true", "true", "true"]
 
 
 def test_the_keys_move_the_stepper_in_view_without_a_click(browser, built_site: Path):
