@@ -143,6 +143,22 @@ def draw_svg(dot_text: str) -> str:
     return svg.strip()
 
 
+_SIZE = re.compile(r'<svg width="(?P<w>[\d.]+)pt" height="(?P<h>[\d.]+)pt"')
+TALLEST_PT = 480  # about 40rem: a step's pictures fit one screen, both at one scale
+
+
+def same_scale(svgs: list[str]) -> list[str]:
+    """The pictures of one step shrunk by one factor, so a box is as big before as after
+    and the taller picture fits about one screen (the viewBox keeps the drawing whole)."""
+    sizes = [_SIZE.search(svg) for svg in svgs]
+    if not all(sizes):
+        return svgs
+    factor = min(1.0, TALLEST_PT / max(float(m.group("h")) for m in sizes))
+    return [_SIZE.sub(f'<svg width="{float(m.group("w")) * factor:.0f}pt" '
+                      f'height="{float(m.group("h")) * factor:.0f}pt"', svg, count=1)
+            for svg, m in zip(svgs, sizes)]
+
+
 def code_diff(before: str, after: str) -> list[tuple[str, str]]:
     """The code as ``(kind, line)`` pairs: ``" "`` kept, ``"-"`` removed, ``"+"`` added."""
     old, new = before.strip("\n").splitlines(), after.strip("\n").splitlines()
@@ -201,12 +217,10 @@ def _diff_html(step: dict[str, Any]) -> str:
 def _step_html(name: str, step: dict[str, Any], count: int,
                theirs: dict[str, Any] | None = None) -> str:
     marked = marks(step)
-    pictures = []
-    for side in SIDES:
-        prefix = f"{name}-s{step['index']}-{side}"
-        svg = draw_svg(step_dot(step[side], marked[side], prefix))
-        pictures.append(f'<figure class="fx-{side}"><figcaption>{side.capitalize()}'
-                        f"</figcaption>{svg}</figure>")
+    svgs = same_scale([draw_svg(step_dot(step[side], marked[side],
+                                         f"{name}-s{step['index']}-{side}")) for side in SIDES])
+    pictures = [f'<figure class="fx-{side}"><figcaption>{side.capitalize()}</figcaption>'
+                f"{svg}</figure>" for side, svg in zip(SIDES, svgs)]
     round_ = "" if step["round"] is None else f", round {step['round']}"
     modified = "" if step["modified"] is None else f", modified={step['modified']}"
     hidden = "" if step["index"] == 0 else " hidden"
