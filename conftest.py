@@ -7,7 +7,8 @@ holds what that block must print; the test compares the two. Blocks fenced
 as ``py`` are shown, never run (source included for reading, or code that is
 not meant to run). A ``figure`` block names a graph to draw; its test checks
 that the graph expression gives a graph the drawer renders (the site build
-draws it into the page). The rules live in ``lesson_blocks.py``, shared with
+draws it into the page); a ``stepper`` block's test, that its expression gives
+a recorded pass. The rules live in ``lesson_blocks.py``, shared with
 the site build (``mkdocs_hooks.py``).
 
 Every block runs from a scratch working directory, and a block that writes
@@ -67,8 +68,8 @@ class LessonBlockParser:
         block = example.parsed
         where = f"{Path(example.path).name} line {block.line}"
         with _checkout_guard().running(f"the block at {where}"):
-            if block.language == "figure":
-                lesson_blocks.draw_figure(block.figure, example.namespace)
+            if block.language in lesson_blocks.DRAWN:  # a figure or a stepper
+                lesson_blocks.check_drawn(block, example.namespace)
                 return None
             printed = lesson_blocks.run_python(block, example.namespace, example.path)
         return lesson_blocks.output_mismatch(block, printed)

@@ -5,7 +5,7 @@ per block) and the site build (``mkdocs_hooks.py``, which draws the figures).
 Both take their rules from this one module, so a page the tests pass is a page
 the site can build.
 
-A lesson page holds three kinds of fenced blocks that matter here:
+A lesson page holds four kinds of fenced blocks that matter here:
 
 - ``python``: runs, in page order, in one namespace per page;
 - ``output`` right after a python block: what that block must print;
@@ -19,6 +19,12 @@ A lesson page holds three kinds of fenced blocks that matter here:
   ``node.meta`` value, see ``FxGraphDrawer``). ``graph`` is a Python
   expression evaluated in the page's namespace after every python block
   above it has run; it gives a GraphModule or a Graph.
+- ``stepper``: a recorded pass to step through on the page, the same three
+  lines with ``recording:`` in place of ``graph:``, an expression that gives
+  a ``Recorder`` or a ``PassManager`` built with ``record=True`` that has
+  run (``stepper_view.py`` draws it). An optional ``torch_fx:`` line names
+  a recording of the same pass run by torch.fx; each step is then marked as
+  giving torch.fx's graph or not.
 
 Every block runs from a scratch working directory and must leave the
 checkout as it found it (:class:`CheckoutGuard`): a lesson stands on its own,
@@ -46,6 +52,9 @@ FENCE = re.compile(
 FIGURE_NAME = re.compile(r"^ch\d\d[a-z]?_[A-Za-z0-9_]+$")
 FIGURE_KEYS = ("name", "caption", "graph")
 FIGURE_OPTIONAL_KEYS = ("colour_by",)
+STEPPER_KEYS = ("name", "caption", "recording")
+STEPPER_OPTIONAL_KEYS = ("torch_fx",)
+DRAWN = ("figure", "stepper")  # the blocks that name something to draw, not code
 
 
 class LessonError(Exception):
@@ -61,10 +70,18 @@ class Figure:
 
 
 @dataclass
+class Stepper:
+    name: str
+    caption: str
+    recording: str
+    torch_fx: str | None = None  # the same pass recorded as torch.fx runs it
+
+
+@dataclass
 class Block:
     """One fenced block of a page: where it is and what it holds."""
 
-    language: str  # "python" or "figure"
+    language: str  # "python", "figure" or "stepper"
     source: str  # the body, without the block's indentation
     start: int  # offsets of the whole fenced block in the page text
     end: int
@@ -72,6 +89,7 @@ class Block:
     indent: str = ""
     expected: str | None = None  # python: the output block that follows
     figure: Figure | None = field(default=None)
+    stepper: Stepper | None = field(default=None)
 
 
 def _dedent(body: str, indent: str) -> str:
@@ -83,38 +101,51 @@ def _dedent(body: str, indent: str) -> str:
     )
 
 
-def parse_figure(body: str, where: str) -> Figure:
-    """The ``key: value`` lines of a figure block, checked."""
+def _parse_keys(kind: str, body: str, where: str, keys: tuple[str, ...],
+                optional: tuple[str, ...] = ()) -> dict[str, str]:
+    """The ``key: value`` lines of a figure or stepper block, checked."""
     values: dict[str, str] = {}
     for raw in body.splitlines():
         if not raw.strip():
             continue
         key, sep, value = raw.partition(":")
         key = key.strip()
-        if not sep or key not in FIGURE_KEYS + FIGURE_OPTIONAL_KEYS:
+        if not sep or key not in keys + optional:
             raise LessonError(
-                f"{where}: figure line {raw.strip()!r}: expected 'key: value' with key one of "
-                f"{', '.join(FIGURE_KEYS + FIGURE_OPTIONAL_KEYS)}"
+                f"{where}: {kind} line {raw.strip()!r}: expected 'key: value' with key one of "
+                f"{', '.join(keys + optional)}"
             )
         values[key] = value.strip()
-    missing = [k for k in FIGURE_KEYS if not values.get(k)]
+    missing = [k for k in keys if not values.get(k)]
     if missing:
-        raise LessonError(f"{where}: figure block needs {', '.join(missing)}")
+        raise LessonError(f"{where}: {kind} block needs {', '.join(missing)}")
     if not FIGURE_NAME.match(values["name"]):
         raise LessonError(
-            f"{where}: figure name {values['name']!r} must look like chNN_something "
+            f"{where}: {kind} name {values['name']!r} must look like chNN_something "
             "(letters, digits, underscores)"
         )
+    return values
+
+
+def parse_figure(body: str, where: str) -> Figure:
+    """The ``key: value`` lines of a figure block, checked."""
+    values = _parse_keys("figure", body, where, FIGURE_KEYS, FIGURE_OPTIONAL_KEYS)
     return Figure(values["name"], values["caption"], values["graph"], values.get("colour_by"))
 
 
+def parse_stepper(body: str, where: str) -> Stepper:
+    """The ``key: value`` lines of a stepper block, checked."""
+    values = _parse_keys("stepper", body, where, STEPPER_KEYS, STEPPER_OPTIONAL_KEYS)
+    return Stepper(values["name"], values["caption"], values["recording"], values.get("torch_fx"))
+
+
 def parse_blocks(text: str, path: str = "<lesson>") -> list[Block]:
-    """The page's python blocks (each with its expected output) and figure blocks, in order."""
+    """The page's python blocks (each with its expected output), figure and stepper blocks."""
     fences = list(FENCE.finditer(text))
     blocks = []
     for index, match in enumerate(fences):
         language = match.group("language")
-        if language not in ("python", "figure"):
+        if language != "python" and language not in DRAWN:
             continue
         indent = match.group("indent")
         line = text.count("\n", 0, match.start()) + 1
@@ -127,6 +158,8 @@ def parse_blocks(text: str, path: str = "<lesson>") -> list[Block]:
                 block.expected = _dedent(following.group("body"), following.group("indent"))
         if language == "figure":
             block.figure = parse_figure(block.source, f"{path}:{line}")
+        if language == "stepper":
+            block.stepper = parse_stepper(block.source, f"{path}:{line}")
         blocks.append(block)
     return blocks
 
@@ -180,6 +213,52 @@ def draw_figure(figure: Figure, namespace: dict[str, Any]) -> bytes:
     if b"<svg" not in svg:
         raise LessonError(f"figure {figure.name}: Graphviz gave no SVG")
     return svg
+
+
+def _recording(name: str, expression: str, namespace: dict[str, Any]) -> dict[str, Any]:
+    from minifx.passes.infra.recorder import Recorder
+
+    value = eval(expression, namespace)  # the lesson's own expression
+    recorder = value if isinstance(value, Recorder) else getattr(value, "recorder", None)
+    if not isinstance(recorder, Recorder):
+        raise LessonError(
+            f"stepper {name}: {expression!r} is a {type(value).__name__}, "
+            "expected a Recorder or a PassManager built with record=True"
+        )
+    if not recorder.steps:
+        raise LessonError(
+            f"stepper {name}: {expression!r} recorded no step (run the pass before the block)")
+    return recorder.as_dict()
+
+
+def recording_of(stepper: Stepper, namespace: dict[str, Any]) -> dict[str, Any]:
+    """Evaluate the stepper's expression: the recording's data (``Recorder.as_dict()``).
+
+    A PassManager counts by its recorder, so a lesson can name the manager
+    it ran; one that recorded nothing (built without ``record=True``, or not
+    run yet) is refused, as is anything else. With ``torch_fx:``, torch.fx's
+    recording of the same pass comes along as ``"torch_fx"``, and must have
+    as many steps.
+    """
+    recording = _recording(stepper.name, stepper.recording, namespace)
+    if stepper.torch_fx is not None:
+        theirs = _recording(stepper.name, stepper.torch_fx, namespace)
+        if len(theirs["steps"]) != len(recording["steps"]):
+            raise LessonError(
+                f"stepper {stepper.name}: {stepper.torch_fx!r} has {len(theirs['steps'])} steps, "
+                f"{stepper.recording!r} {len(recording['steps'])}: they cannot be compared")
+        recording["torch_fx"] = theirs
+    return recording
+
+
+def check_drawn(block: Block, namespace: dict[str, Any]) -> None:
+    """What the tests do with a figure or stepper block: make it, as the site will."""
+    if block.figure is not None:
+        draw_figure(block.figure, namespace)
+    elif block.stepper is not None:
+        recording_of(block.stepper, namespace)
+    else:
+        raise LessonError(f"the block at line {block.line} is {block.language}, not drawn")
 
 
 # -- the checkout must stay as it was ------------------------------------------

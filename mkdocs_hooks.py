@@ -8,6 +8,12 @@ and ``mkdocs build --strict`` sees the file when it checks links.
 ``on_page_markdown`` then replaces each figure block by an image with its
 caption. The block rules are ``lesson_blocks.py``'s, shared with the tests.
 
+A ``stepper`` block (a recorded pass) is made in the same run of the page:
+``stepper_view.py`` draws every step into HTML with inline SVG, which
+``on_page_content`` puts where ``on_page_markdown`` left a placeholder (after
+Markdown, so that nothing reads the SVG as Markdown). The page's script,
+``lessons/javascripts/stepper.js``, steps through it.
+
 Two more things are generated here rather than typed, so they cannot drift
 from the code: the line count in the title of a collapsible block that
 includes a section of a source file (``??? example "minifx/node.py: node
@@ -33,6 +39,7 @@ from mkdocs.structure.files import File, Files  # noqa: E402
 
 import import_graph  # noqa: E402
 import lesson_blocks  # noqa: E402
+import stepper_view  # noqa: E402
 
 FIGURE_DIR = "figures"
 LAYERS_FIGURE = f"{FIGURE_DIR}/layers.svg"
@@ -46,13 +53,19 @@ LINE_COUNT = re.compile(r"\(\d+ lines?\)")
 SECTION_MARKER = re.compile(r"--8<-- \[(?:start|end):[\w-]+\]")
 
 
-def _draw_page(path: Path, text: str) -> dict[str, bytes]:
-    """Run one page's code and draw its figures: {name: svg}."""
+# The steppers made by on_files, by name, as HTML: on_page_content puts them in.
+STEPPERS: dict[str, str] = {}
+STEPPER_SLOT = re.compile(
+    r'(?:<p>)?<div class="fx-stepper-slot" data-stepper="(?P<name>[\w]+)"></div>(?:</p>)?')
+
+
+def _draw_page(path: Path, text: str, steppers: dict[str, str] | None = None) -> dict[str, bytes]:
+    """Run one page's code and draw its figures: {name: svg}; its steppers go into ``steppers``."""
     blocks = lesson_blocks.parse_blocks(text, str(path))
-    if not any(b.language == "figure" for b in blocks):
+    if not any(b.language in lesson_blocks.DRAWN for b in blocks):
         return {}
-    last_figure = max(i for i, b in enumerate(blocks) if b.language == "figure")
-    blocks = blocks[: last_figure + 1]  # what comes after the last figure need not run
+    last_drawn = max(i for i, b in enumerate(blocks) if b.language in lesson_blocks.DRAWN)
+    blocks = blocks[: last_drawn + 1]  # what comes after the last drawing need not run
     guard = lesson_blocks.CheckoutGuard()
     namespace: dict[str, Any] = {"__name__": "__lesson__"}
     drawn = {}
@@ -64,12 +77,18 @@ def _draw_page(path: Path, text: str) -> dict[str, bytes]:
                     with guard.running(f"the block at {path.name} line {block.line}"):
                         if block.language == "python":
                             lesson_blocks.run_python(block, namespace, str(path))
+                        elif block.stepper is not None:
+                            stepper = block.stepper
+                            recording = lesson_blocks.recording_of(stepper, namespace)
+                            if steppers is not None:
+                                steppers[stepper.name] = stepper_view.render(
+                                    stepper.name, stepper.caption, recording)
                         else:
                             drawn[block.figure.name] = lesson_blocks.draw_figure(
                                 block.figure, namespace)
                 except Exception as exc:
                     raise PluginError(
-                        f"figures of {path.name}: the block at line {block.line} failed: "
+                        f"drawings of {path.name}: the block at line {block.line} failed: "
                         f"{type(exc).__name__}: {exc}"
                     ) from exc
         finally:
@@ -139,14 +158,21 @@ def on_files(files: Files, config: Any) -> Files:
     for page_file in list(files.documentation_pages()):
         path = Path(page_file.abs_src_path)
         text = path.read_text(encoding="utf-8")
-        if "```figure" not in text:
+        if "```figure" not in text and "```stepper" not in text:
             continue
-        for name, svg in _draw_page(path, text).items():
+        steppers: dict[str, str] = {}
+        for name, svg in _draw_page(path, text, steppers).items():
             if name in owner:
                 raise PluginError(
                     f"figure name {name} is used twice: in {owner[name]} and {page_file.src_uri}")
             owner[name] = page_file.src_uri
             files.append(File.generated(config, f"{FIGURE_DIR}/{name}.svg", content=svg))
+        for name, block in steppers.items():
+            if name in owner:
+                raise PluginError(
+                    f"stepper name {name} is used twice: in {owner[name]} and {page_file.src_uri}")
+            owner[name] = page_file.src_uri
+            STEPPERS[name] = block
     return files
 
 
@@ -163,18 +189,38 @@ def figure_markdown(figure: lesson_blocks.Figure, indent: str, page_depth: int) 
     return "\n".join(indent + line for line in lines)
 
 
+def stepper_slot(stepper: lesson_blocks.Stepper, indent: str) -> str:
+    """Where the stepper goes: a placeholder that on_page_content fills after Markdown ran."""
+    return f'{indent}<div class="fx-stepper-slot" data-stepper="{stepper.name}"></div>'
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
     if "--8<--" in markdown:
         markdown = count_snippet_lines(markdown)
-    if "```figure" not in markdown:
+    if "```figure" not in markdown and "```stepper" not in markdown:
         return markdown
     depth = page.file.src_uri.count("/")
     pieces, last = [], 0
     for block in lesson_blocks.parse_blocks(markdown, page.file.src_uri):
-        if block.language != "figure":
+        if block.language == "figure":
+            replacement = figure_markdown(block.figure, block.indent, depth)
+        elif block.language == "stepper":
+            replacement = stepper_slot(block.stepper, block.indent)
+        else:
             continue
         pieces.append(markdown[last:block.start])
-        pieces.append(figure_markdown(block.figure, block.indent, depth))
+        pieces.append(replacement)
         last = block.end
     pieces.append(markdown[last:])
     return "".join(pieces)
+
+
+def on_page_content(html_text: str, page: Any, config: Any, files: Files) -> str:
+    """Put each stepper, drawn by on_files, where its placeholder is."""
+    def filled(match: re.Match[str]) -> str:
+        name = match.group("name")
+        if name not in STEPPERS:
+            raise PluginError(f"{page.file.src_uri}: stepper {name} was not made")
+        return STEPPERS[name]
+
+    return STEPPER_SLOT.sub(filled, html_text)

@@ -227,3 +227,29 @@ def test_recording_does_not_change_what_the_manager_reports():
 def test_recording_needs_a_graph():
     with pytest.raises(TypeError, match="needs a GraphModule"):
         Recorder().snapshot(tensor.nn.Linear(2, 2))
+
+
+def test_a_torch_fx_run_is_recorded_as_ours_is():
+    """The recorder reads torch.fx's graphs too (to compare a pass with torch.fx's run of it):
+    the same rewrite by torch.fx's PassManager gives the same step, field for field."""
+    from torch.fx.passes.infra.pass_manager import PassManager as TorchPassManager
+
+    ours = PassManager([pass_result_wrapper(add_to_and)], record=True)
+    ours(traced(minifx, tensor))
+    theirs = Recorder()
+    TorchPassManager([theirs.wrap(pass_result_wrapper(lambda gm: add_to_and(gm, torch)),
+                                  name="add_to_and")])(traced(tfx, torch))
+
+    def readable(step):
+        names = {e["id"]: e["name"] for e in step["before"]["nodes"] + step["after"]["nodes"]}
+        nodes = [{k: v for k, v in e.items() if k not in ("id", "inputs", "users", "meta")}
+                 for e in step["after"]["nodes"]]
+        return (nodes, [names[i] for i in step["added"]], [names[i] for i in step["erased"]],
+                as_tensor(step["after"]["graph"]), as_tensor(step["after"]["code"]))
+
+    (mine,), (torch_step,) = ours.recorder.steps, theirs.steps
+    assert readable(mine) == readable({**torch_step, "after": {
+        **torch_step["after"], "nodes": [{**e, "target": as_tensor(e["target"])}
+                                         for e in torch_step["after"]["nodes"]]}})
+    mul = next(e for e in torch_step["after"]["nodes"] if e["name"] == "mul")
+    assert mul["args"] == "(%bitwise_and, 2)"

@@ -68,6 +68,35 @@ def _json_meta(meta: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class _ForeignNode:
+    """A node of another FX (torch.fx's, when its run is recorded to compare),
+    printed as ``str(graph)`` prints a node: ``%name``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        return "%" + self.name
+
+
+def _text(arg: Any) -> str:
+    """An argument as our graphs print it, whichever FX's nodes it holds."""
+    def named(value: Any) -> Any:
+        if isinstance(value, Node):
+            return value
+        if hasattr(value, "op") and hasattr(value, "graph") and hasattr(value, "name"):
+            return _ForeignNode(value.name)
+        if isinstance(value, list):
+            return [named(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(named(v) for v in value)
+        if isinstance(value, dict):
+            return {k: named(v) for k, v in value.items()}
+        return value
+
+    return _format_arg(named(arg))
+
+
 def _graph_of(module: Any) -> Any:
     graph = getattr(module, "graph", None)
     if graph is None:
@@ -133,7 +162,7 @@ class Recorder:
         ident = self._ids.get
         nodes = [{
             "id": ident(n), "name": n.name, "op": n.op, "target": pretty_target(n.target),
-            "args": _format_arg(n.args), "kwargs": _format_arg(n.kwargs),
+            "args": _text(n.args), "kwargs": _text(n.kwargs),
             "inputs": [ident(i) for i in n.all_input_nodes],
             "users": [ident(u) for u in n.users], "meta": _json_meta(n.meta),
         } for n in graph.nodes]
