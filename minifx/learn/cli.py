@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from . import check as checking
+from . import coverage
 from . import workspace as ws
 from .exercises import CHAPTERS, EXERCISES, chapter_exercises, find_exercise
 
@@ -14,6 +15,7 @@ USAGE = """usage: python -m minifx learn COMMAND
   check chNN        run chapter NN's tests against workspace/, one line per exercise
   hint chNN.K       a hint for exercise K of chapter NN
   solution chNN.K   the reference code of exercise K (paste it over the stub)
+  coverage          the share of code lines inside exercises, per file and per chapter
 The tests run against the workspace when MINIFX_WORKSPACE names it:
   MINIFX_WORKSPACE=workspace .venv/bin/pytest -m ch03"""
 
@@ -84,6 +86,11 @@ def main(argv: list[str]) -> int:
         if command == "hint":
             e = _exercise(args, command)
             print(f"{e.id} {e.title} ({e.file}: {e.qualname})\n{e.hint}")
+            return 0
+        if command == "coverage":
+            if args:
+                raise ws.LearnError("coverage takes no arguments")
+            print(coverage.report(ws.REFERENCE))
             return 0
         if command == "solution":
             e = _exercise(args, command)
