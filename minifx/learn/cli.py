@@ -10,10 +10,10 @@ from . import workspace as ws
 from .exercises import CHAPTERS, EXERCISES, chapter_exercises, find_exercise
 
 USAGE = """usage: python -m minifx learn COMMAND
-  list              every exercise and its status in your workspace
+  list              each chapter's progress, every exercise and its status
   start chNN        make or update workspace/ with chapter NN's exercises as stubs
   check chNN        run chapter NN's tests against workspace/, one line per exercise
-  hint chNN.K       a hint for exercise K of chapter NN
+  hint chNN.K       a hint for exercise K of chapter NN (--more: a second, closer one)
   solution chNN.K   the reference code of exercise K (paste it over the stub)
   coverage          the share of code lines inside exercises, per file and per chapter
 The tests run against the workspace when MINIFX_WORKSPACE names it:
@@ -39,13 +39,30 @@ def _exercise(args: list[str], command: str):
 
 
 def list_exercises(workspace=None) -> str:
-    """Every exercise, one line each: id, status, file and function, title."""
+    """Every chapter's progress, then its exercises, one line each: id, status, file and
+    function, title. An exercise is done when it passed your last ``check`` with the
+    code it has now."""
     workspace = workspace or ws.workspace_dir()
-    rows = [(e.id, ws.status(e, workspace), f"{e.file}: {e.qualname}", e.title)
-            for e in EXERCISES]
+    present = ws.exists(workspace)
+    record = ws.read_record(workspace) if present else {"handed_out": [], "passed": {}}
+    handed = set(record["handed_out"])
+    rows = []
+    for e in EXERCISES:
+        state = ws.status(e, workspace)
+        if present and state == "reference" and e.id in handed:
+            state = "your code"  # handed out, and now the reference: the learner's
+        if present and ws.is_done(e, workspace, record):
+            state += ", done"
+        rows.append((e, state, f"{e.file}: {e.qualname}"))
     width = max(len(r[2]) for r in rows)
-    lines = [f"{i:<7} {state:<10} {where:<{width}}  {title}" for i, state, where, title in rows]
-    if not ws.exists(workspace):
+    lines = []
+    for chapter in CHAPTERS:
+        mine = [r for r in rows if r[0].chapter == chapter]
+        done = sum(r[1].endswith(", done") for r in mine)
+        lines.append(f"{chapter} {done}/{len(mine)} done")
+        lines += [f"  {e.id:<7} {state:<16} {where:<{width}}  {e.title}"
+                  for e, state, where in mine]
+    if not present:
         lines.append(f"(no workspace at {workspace} yet: `python -m minifx learn start ch00`)")
     return "\n".join(lines)
 
@@ -84,8 +101,13 @@ def main(argv: list[str]) -> int:
             print(report)
             return 0 if passed else 1
         if command == "hint":
-            e = _exercise(args, command)
+            more = "--more" in args
+            e = _exercise([a for a in args if a != "--more"], command)
             print(f"{e.id} {e.title} ({e.file}: {e.qualname})\n{e.hint}")
+            if more:
+                print(f"more: {e.more}")
+            else:
+                print(f"(closer: python -m minifx learn hint {e.id} --more)")
             return 0
         if command == "coverage":
             if args:
