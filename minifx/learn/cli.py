@@ -1,11 +1,12 @@
-"""``python -m minifx learn list | start chNN | check chNN | hint chNN.K | solution chNN.K``."""
+"""``python -m minifx learn list | start chNN | check chNN | hint chNN.K [--more] |
+solution chNN.K | coverage | milestone [NAME]``."""
 
 from __future__ import annotations
 
 import sys
 
 from . import check as checking
-from . import coverage
+from . import coverage, milestones
 from . import workspace as ws
 from .exercises import CHAPTERS, EXERCISES, chapter_exercises, find_exercise
 
@@ -16,6 +17,7 @@ USAGE = """usage: python -m minifx learn COMMAND
   hint chNN.K       a hint for exercise K of chapter NN (--more: a second, closer one)
   solution chNN.K   the reference code of exercise K (paste it over the stub)
   coverage          the share of code lines inside exercises, per file and per chapter
+  milestone [NAME]  run your code on something real (ch02, ch06; --seed N for ch06)
 The tests run against the workspace when MINIFX_WORKSPACE names it:
   MINIFX_WORKSPACE=workspace .venv/bin/pytest -m ch03"""
 
@@ -36,6 +38,21 @@ def _exercise(args: list[str], command: str):
         return find_exercise(args[0])
     except LookupError as e:
         raise ws.LearnError(str(e.args[0])) from None
+
+
+def _milestone_args(args: list[str]) -> tuple[str, int | None]:
+    rest, seed = list(args), None
+    if "--seed" in rest:
+        i = rest.index("--seed")
+        try:
+            seed = int(rest[i + 1])
+        except (IndexError, ValueError):
+            raise ws.LearnError("--seed takes a whole number, like `--seed 7`") from None
+        del rest[i : i + 2]
+    if len(rest) != 1:
+        raise ws.LearnError("milestone takes one name, like `milestone ch02`")
+    milestones.find_milestone(rest[0])
+    return rest[0], seed
 
 
 def list_exercises(workspace=None) -> str:
@@ -114,6 +131,14 @@ def main(argv: list[str]) -> int:
                 raise ws.LearnError("coverage takes no arguments")
             print(coverage.report(ws.REFERENCE))
             return 0
+        if command == "milestone":
+            if not args:
+                print(milestones.listing())
+                return 0
+            name, seed = _milestone_args(args)
+            passed, report = milestones.run(name, workspace, seed)
+            print(report)
+            return 0 if passed else 1
         if command == "solution":
             e = _exercise(args, command)
             print(f"# {e.id} {e.title}: {e.file}, {e.qualname}", file=sys.stderr)
