@@ -211,7 +211,8 @@ def check(chapter: str, workspace: Path, reference: Path = REFERENCE) -> tuple[b
                 lines.append(f"  {outcome.test}")
                 lines += _failure(outcome)
     if wrong:
-        lines.append(f"not yet: {', '.join(wrong)} FAILED; fix them, then run "
+        them = "it" if len(wrong) == 1 else "them"
+        lines.append(f"not yet: {', '.join(wrong)} FAILED; fix {them}, then run "
                      f"`python -m minifx learn check {chapter}` again")
     elif others:
         lines.append("not yet: every exercise passes its own tests, but the tests above "

@@ -38,7 +38,7 @@ BUGS: dict[str, tuple[str, str]] = {
                "return tuple(map_aggregate(x, fn) for x in a)"),
     "ch03.2": ("map_arg(self._kwargs, swap))", "self._kwargs)"),
     "ch03.3": ("for user in list(self.users):", "for user in self.users:"),
-    "ch03.4": ("p._next, n._prev = n, p", "p._next = n"),
+    "ch03.4": ("to_erase._update_args_kwargs((), {})", "pass"),
     "ch03.5": ("for node in reversed(self.nodes):", "for node in self.nodes:"),
     "ch03.6": ("if arg not in seen:", "if arg._erased:"),
 }
