@@ -1,6 +1,8 @@
 """Graph.lint raises RuntimeError naming the node at fault, one test per fault."""
 
 import operator
+import re
+from pathlib import Path
 
 import pytest
 
@@ -104,3 +106,24 @@ def test_missing_attribute_on_owning_module():
     g.owning_module = Owner()
     with pytest.raises(RuntimeError, match=r"Node layer_weight .*targets layer.weight.*'weight'"):
         g.lint()
+
+
+# The phrases the tests above match, each stated in lint's docstring (the stub's
+# task): a learner writing lint from the docstring can pass every test.
+PHRASES = (
+    "which is defined later", "a node of another graph", "unknown op", "no output node",
+    "duplicate node name", "but is not among its users", "as a user",
+    "which was erased", "a graph has one output node", "the output node must be the last",
+    "belongs to another graph", "targets",
+)
+
+
+def test_lint_docstring_states_every_phrase_the_tests_match():
+    source = Path(__file__).read_text()
+    matched = re.findall(r'match=r?"([^"]+)"', source)
+    assert len(matched) >= 11  # the tests above; a new one should add its phrase here
+    for pattern in matched:
+        assert any(p in pattern.replace("\\", "") for p in PHRASES), pattern
+    doc = " ".join(minifx.Graph.lint.__doc__.split())
+    for phrase in PHRASES:
+        assert phrase in doc, phrase
