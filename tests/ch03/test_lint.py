@@ -1,5 +1,6 @@
 """Graph.lint raises RuntimeError naming the node at fault, one test per fault."""
 
+import ast
 import operator
 import re
 from pathlib import Path
@@ -124,6 +125,10 @@ def test_lint_docstring_states_every_phrase_the_tests_match():
     assert len(matched) >= 11  # the tests above; a new one should add its phrase here
     for pattern in matched:
         assert any(p in pattern.replace("\\", "") for p in PHRASES), pattern
-    doc = " ".join(minifx.Graph.lint.__doc__.split())
+    # The checkout's docstring (the stub's), not a workspace's copy of it.
+    tree = ast.parse((Path(__file__).resolve().parents[2] / "minifx/graph.py").read_text())
+    graph = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Graph")
+    lint = next(n for n in graph.body if isinstance(n, ast.FunctionDef) and n.name == "lint")
+    doc = " ".join(ast.get_docstring(lint).split())
     for phrase in PHRASES:
         assert phrase in doc, phrase
