@@ -32,7 +32,7 @@ from pathlib import Path
 from .exercises import EXERCISES, Exercise, chapter_exercises, find_exercise
 from .workspace import ENV_VAR, REFERENCE, record_check, require, solution, status
 
-MESSAGE_LINES = 4
+MESSAGE_LINES = 8
 LESSON_LINES = 12
 LINE_WIDTH = 160
 STUB_MESSAGE = re.compile(r"\b(ch\d\d\.\d+): ")

@@ -9,13 +9,21 @@ reference, so the table below fails loudly if the reference changes under it.
 
 from __future__ import annotations
 
+import importlib
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from minifx.learn import check
 from minifx.learn import workspace as ws
-from minifx.learn.exercises import Exercise, chapter_exercises
+from minifx.learn.exercises import Exercise, chapter_exercises, find_exercise
+from tests import HELPER_MODULES
+
+ROOT = Path(__file__).resolve().parents[2]
 
 CHAPTERS = ("ch01", "ch02", "ch03")
 
@@ -87,3 +95,35 @@ def test_check_reports_the_planted_bug_under_its_exercise_only(solved, exercise,
         else:
             assert verdict.split(": ")[-1].startswith("passed"), report
     assert f"not yet: {exercise.id} FAILED;" in report
+
+
+def test_a_failing_assert_in_a_helper_module_shows_its_values(tmp_path):
+    # tests/ch02/ch02_twins.py compares the traces; pytest rewrites test files by itself,
+    # the helpers only when registered (tests/__init__.py), in check's child too.
+    workspace = tmp_path / "ws"
+    ws.start("ch01", workspace)
+    for exercise in chapter_exercises("ch01"):
+        ws.set_function(workspace, exercise, ws.solution(exercise))
+    graph_str = find_exercise("ch01.2")
+    buggy = ws.solution(graph_str).replace('"    " + node', '"  " + node')
+    plan = {"steps": [{"label": "twins", "args": ["-m", "ch02", "tests/ch02/test_ch02_proxy.py"],
+                       "swaps": [{"module": "minifx.graph", "qualname": graph_str.qualname,
+                                  "source": buggy}]}]}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    env = {k: v for k, v in os.environ.items() if k != ws.ENV_VAR}
+    env.update({ws.ENV_VAR: str(workspace), "TENSOR_BACKEND": "numpy"})
+    done = subprocess.run([sys.executable, "-m", "tests.learn.check_child",
+                           str(tmp_path / "plan.json"), str(tmp_path / "out.json")],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    outcomes = json.loads((tmp_path / "out.json").read_text())["twins"]["outcomes"]
+    in_twins = [o for o in outcomes.values() if o["failed"] and "ch02_twins.py" in o["where"]]
+    assert in_twins, outcomes
+    message = in_twins[0]["message"]
+    assert message.startswith("AssertionError: assert 'graph():") and "== 'graph():" in message
+
+
+@pytest.mark.parametrize("name", HELPER_MODULES)
+def test_every_helper_module_is_rewritten(name):
+    module = importlib.import_module(name)
+    assert "@py_builtins" in vars(module), f"{name}: pytest did not rewrite its asserts"
