@@ -34,6 +34,7 @@ from anywhere, and writes nothing next to the code.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import io
 import os
 import re
@@ -179,12 +180,22 @@ def run_python(block: Block, namespace: dict[str, Any], path: str) -> str:
 
 
 def output_mismatch(block: Block, printed: str) -> str | None:
-    """Why the printed text is not the lesson's output block, or None when it is."""
+    """Why the printed text is not the lesson's output block, or None when it is.
+
+    The lines that differ come first (a reader, or ``learn check``, that shows
+    only the start of the message still sees the difference), then both texts
+    in full.
+    """
     if block.expected is None or _strip_lines(printed) == _strip_lines(block.expected):
         return None
+    ours, theirs = _strip_lines(printed).splitlines(), _strip_lines(block.expected).splitlines()
+    differ = [line for line in difflib.unified_diff(theirs, ours, lineterm="", n=0)
+              if not line.startswith(("---", "+++"))]
     return (
-        f"block at line {block.line} printed:\n{printed}\n"
-        f"but the lesson shows:\n{block.expected}"
+        f"block at line {block.line} printed other lines than the lesson shows "
+        "(- the lesson, + printed):\n" + "\n".join(differ) + "\n"
+        f"printed in full:\n{printed}\n"
+        f"the lesson shows:\n{block.expected}"
     )
 
 

@@ -12,8 +12,8 @@ from minifx.learn.cli import main as learn_main
 USAGE = (
     "usage: python -m minifx compare FILE.py:NAME|MODULE:NAME"
     " [--input-shape 2,3[:DTYPE] ...] [--diff] [--convert]\n"
-    "       python -m minifx learn list | start chNN | check chNN | hint chNN.K"
-    " | solution chNN.K"
+    "       python -m minifx learn list | start chNN | check chNN | hint chNN.K [--more]"
+    " | solution chNN.K | coverage | milestone [NAME]"
 )
 
 

@@ -290,7 +290,29 @@ class Graph:
 
     # --8<-- [start:lint]
     def lint(self) -> None:
-        """Check the graph is well formed; raise RuntimeError naming the faulty node."""
+        """Check the graph is well formed; raise RuntimeError naming the faulty node.
+
+        One pass over the nodes, in order. A message about a node starts with
+        ``Node <name> (<op> <target>)``, the target as ``pretty_target`` prints it,
+        and goes on with what is wrong, checked in this order:
+
+        - ``belongs to another graph``: the node's graph is not this one;
+        - ``has unknown op '<op>'``: the op is not one of ``OPCODES``;
+        - ``: duplicate node name '<name>'``: an earlier node has the name;
+        - for each input: ``reads <input>, a node of another graph`` (then both
+          graphs, by ``describe()``, and the advice to copy nodes with
+          ``node_copy``); ``reads <input>, which was erased`` or ``reads <input>,
+          which is defined later or not at all`` (not seen earlier in the pass);
+          ``reads <input> but is not among its users``;
+        - for each user: ``lists <user> as a user, but it does not read <name>``
+          (the user is erased, of another graph, or does not read the node).
+
+        After the pass: ``graph has no output node``; ``Node <second output>: a
+        graph has one output node, found <count>``; ``Node <output>: the output
+        node must be the last node``. With an owning module, every get_attr and
+        call_module target must be found on it: ``Node <name> (<op>) targets
+        <target>, but <the AttributeError's message>``.
+        """
         seen: set[Node] = set()
         names: set[str] = set()
         outputs = []

@@ -1,19 +1,23 @@
-"""``python -m minifx learn list | start chNN | check chNN | hint chNN.K | solution chNN.K``."""
+"""``python -m minifx learn list | start chNN | check chNN | hint chNN.K [--more] |
+solution chNN.K | coverage | milestone [NAME]``."""
 
 from __future__ import annotations
 
 import sys
 
 from . import check as checking
+from . import coverage, milestones
 from . import workspace as ws
 from .exercises import CHAPTERS, EXERCISES, chapter_exercises, find_exercise
 
 USAGE = """usage: python -m minifx learn COMMAND
-  list              every exercise and its status in your workspace
+  list              each chapter's progress, every exercise and its status
   start chNN        make or update workspace/ with chapter NN's exercises as stubs
   check chNN        run chapter NN's tests against workspace/, one line per exercise
-  hint chNN.K       a hint for exercise K of chapter NN
+  hint chNN.K       a hint for exercise K of chapter NN (--more: a second, closer one)
   solution chNN.K   the reference code of exercise K (paste it over the stub)
+  coverage          the share of code lines inside exercises, per file and per chapter
+  milestone [NAME]  run your code on something real (ch02, ch06; --seed N for ch06)
 The tests run against the workspace when MINIFX_WORKSPACE names it:
   MINIFX_WORKSPACE=workspace .venv/bin/pytest -m ch03"""
 
@@ -36,14 +40,46 @@ def _exercise(args: list[str], command: str):
         raise ws.LearnError(str(e.args[0])) from None
 
 
+def _milestone_args(args: list[str]) -> tuple[str, int | None]:
+    rest, seed = list(args), None
+    if "--seed" in rest:
+        i = rest.index("--seed")
+        try:
+            seed = int(rest[i + 1])
+        except (IndexError, ValueError):
+            raise ws.LearnError("--seed takes a whole number, like `--seed 7`") from None
+        del rest[i : i + 2]
+    if len(rest) != 1:
+        raise ws.LearnError("milestone takes one name, like `milestone ch02`")
+    milestones.find_milestone(rest[0])
+    return rest[0], seed
+
+
 def list_exercises(workspace=None) -> str:
-    """Every exercise, one line each: id, status, file and function, title."""
+    """Every chapter's progress, then its exercises, one line each: id, status, file and
+    function, title. An exercise is done when it passed your last ``check`` with the
+    code it has now."""
     workspace = workspace or ws.workspace_dir()
-    rows = [(e.id, ws.status(e, workspace), f"{e.file}: {e.qualname}", e.title)
-            for e in EXERCISES]
+    present = ws.exists(workspace)
+    record = ws.read_record(workspace) if present else {"handed_out": [], "passed": {}}
+    handed = set(record["handed_out"])
+    rows = []
+    for e in EXERCISES:
+        state = ws.status(e, workspace)
+        if present and state == "reference" and e.id in handed:
+            state = "your code"  # handed out, and now the reference: the learner's
+        if present and ws.is_done(e, workspace, record):
+            state += ", done"
+        rows.append((e, state, f"{e.file}: {e.qualname}"))
     width = max(len(r[2]) for r in rows)
-    lines = [f"{i:<7} {state:<10} {where:<{width}}  {title}" for i, state, where, title in rows]
-    if not ws.exists(workspace):
+    lines = []
+    for chapter in CHAPTERS:
+        mine = [r for r in rows if r[0].chapter == chapter]
+        done = sum(r[1].endswith(", done") for r in mine)
+        lines.append(f"{chapter} {done}/{len(mine)} done")
+        lines += [f"  {e.id:<7} {state:<16} {where:<{width}}  {e.title}"
+                  for e, state, where in mine]
+    if not present:
         lines.append(f"(no workspace at {workspace} yet: `python -m minifx learn start ch00`)")
     return "\n".join(lines)
 
@@ -82,9 +118,27 @@ def main(argv: list[str]) -> int:
             print(report)
             return 0 if passed else 1
         if command == "hint":
-            e = _exercise(args, command)
+            more = "--more" in args
+            e = _exercise([a for a in args if a != "--more"], command)
             print(f"{e.id} {e.title} ({e.file}: {e.qualname})\n{e.hint}")
+            if more:
+                print(f"more: {e.more}")
+            else:
+                print(f"(closer: python -m minifx learn hint {e.id} --more)")
             return 0
+        if command == "coverage":
+            if args:
+                raise ws.LearnError("coverage takes no arguments")
+            print(coverage.report(ws.REFERENCE))
+            return 0
+        if command == "milestone":
+            if not args:
+                print(milestones.listing())
+                return 0
+            name, seed = _milestone_args(args)
+            passed, report = milestones.run(name, workspace, seed)
+            print(report)
+            return 0 if passed else 1
         if command == "solution":
             e = _exercise(args, command)
             print(f"# {e.id} {e.title}: {e.file}, {e.qualname}", file=sys.stderr)

@@ -30,6 +30,11 @@ class Exercise:
     def id(self) -> str:
         return f"{self.chapter}.{self.number}"
 
+    @property
+    def more(self) -> str:
+        """The second level of the hint (``hint chNN.K --more``)."""
+        return MORE_HINTS[self.qualname]
+
 
 def _rows(chapter: str, *rows: tuple) -> list[Exercise]:
     return [Exercise(chapter, k, *row) for k, row in enumerate(rows, start=1)]
@@ -46,8 +51,9 @@ EXERCISES: list[Exercise] = [
          "values; a Tensor subclass counts only while subclass dispatch is on.",
          ("tests/ch00/test_dispatch.py",)),
         ("tensor/overrides.py", "handle_tensor_function", "ask each handler in turn",
-         "types = _ordered_types(relevant); call t.__tensor_function__(public_func, "
-         "tuple(types), args, kwargs) until one does not return NotImplemented.",
+         "Order the relevant types, subclasses first (_ordered_types); ask each one's "
+         "__tensor_function__ with the public function, all the types as a tuple, args and "
+         "kwargs; the first answer that is not NotImplemented wins.",
          ("tests/ch00/test_dispatch.py",)),
         ("tensor/backend/_kernels/strides.py", "coalesce", "merge dims walked as one",
          "Skip size-1 dims; dim d joins the previous one when, for every operand, "
@@ -80,12 +86,14 @@ EXERCISES: list[Exercise] = [
          "framework tensors stay; anything else is a NotImplementedError naming its type.",
          ("tests/ch02/test_ch02_tracer.py", "tests/ch02/test_ch02_proxy.py")),
         ("minifx/proxy.py", "_record_call", "record one call as a node",
-         "_find_tracer(args, kwargs); ask each loaded framework's method_name(func): a "
-         "name gives call_method, else call_function, through tracer.create_proxy.",
+         "find_proxy looks through args and kwargs for a Proxy, whose tracer records; ask "
+         "each loaded framework's method_name of func: a name gives call_method, else "
+         "call_function, through that tracer's create_proxy.",
          ("tests/ch02/test_ch02_proxy.py", "tests/ch02/test_ch02_tracer.py")),
         ("minifx/tracer.py", "Tracer.create_args_for_root", "one placeholder per parameter",
-         "Names come from inspect.unwrap(root_fn).__code__.co_varnames (skip self for a "
-         "module, whose first argument is self.root); self._placeholder makes each one; "
+         "Names come from the co_varnames of the unwrapped root_fn's code (inspect.unwrap); "
+         "skip self for a module, whose first argument is self.root; self._placeholder "
+         "makes each one; "
          "*args and **kwargs become '*name' and '**name', then _flatten_signature.",
          ("tests/ch02/test_ch02_tracer.py",)),
         ("minifx/tracer.py", "Tracer.path_of_module", "find where a submodule lives",
@@ -137,23 +145,27 @@ EXERCISES: list[Exercise] = [
          "given, else raise an AttributeError naming the path so far and the type.",
          ("tests/ch04/test_interpreter.py",)),
         ("minifx/passes/shape_prop.py", "ShapeProp.run_node", "record each value's shape",
-         "super().run_node(n), then map_aggregate the result turning each tensor into "
-         "extract_tensor_metadata(t): that is meta['tensor_meta'] when a tensor was found; "
-         "meta['type'] is the result's type. Wrap a failure in a RuntimeError naming n.",
+         "Run the node as the Interpreter does (super()), then map_aggregate the result "
+         "turning each tensor into extract_tensor_metadata(t): that is "
+         "meta['tensor_meta'] when a tensor was found; meta['type'] is the result's type. "
+         "Wrap a failure in a RuntimeError naming n.",
          ("tests/ch04/test_shape_prop.py",)),
     ),
     *_rows(
         "ch05",
         ("minifx/transformer.py", "Transformer.placeholder", "a placeholder in the new graph",
-         "self.new_graph.placeholder(target, default_value=args[0] if args else "
-         "inspect.Signature.empty), wrapped in a Proxy of self.tracer.",
+         "Make a placeholder of the same name in the new graph, with the default that args "
+         "carries (if any); hand it back as a Proxy of self.tracer, so that what is done "
+         "with it records in the new graph.",
          ("tests/ch05/test_transformer.py",)),
         ("minifx/transformer.py", "Transformer.call_function", "re-record a function call",
-         "Proxies in, proxy out: create_proxy('call_function', target, args, kwargs).",
+         "The arguments are already Proxies of the new graph: let self.tracer record the "
+         "call as a node of the same op and target, and return the Proxy it gives.",
          ("tests/ch05/test_transformer.py",)),
         ("minifx/transformer.py", "Transformer.transform", "run the graph into a new one",
-         "super().run(enable_io_processing=False) returns proxies: output their nodes "
-         "(map_aggregate) in new_graph, copy the old output's meta, and wrap new_graph "
+         "Run the old graph with the Interpreter's run, without input/output processing: "
+         "each opcode method records into new_graph, so the result holds Proxies. Give "
+         "new_graph an output of their nodes, with the old output's meta, and put new_graph "
          "in a GraphModule of self.module.",
          ("tests/ch05/test_transformer.py",)),
     ),
@@ -178,8 +190,9 @@ EXERCISES: list[Exercise] = [
          "a newline.",
          ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
         ("minifx/graph_module.py", "GraphModule.recompile", "regenerate forward",
-         "self._graph.python_code(root_module='self'); keep .src in self._code; install "
-         "_forward_from_src(...) as type(self).forward; return the PythonCode.",
+         "Ask the graph for its python_code, with 'self' as the root module's name; keep the "
+         "source in self._code; install what _forward_from_src makes as the forward of "
+         "type(self); return the PythonCode.",
          ("tests/ch06/test_graph_module.py",)),
     ),
     *_rows(
@@ -220,9 +233,9 @@ EXERCISES: list[Exercise] = [
          "dtype, reading the lines before it; the last one is stored into out[i].",
          ("tests/ch08/test_fusion.py",)),
         ("minifx/compiler/elementwise.py", "as_pointwise", "is this node elementwise",
-         "_canonical_name(node), then _bind its args to _PARAMETERS[op] (x.where(c, y) "
-         "is reordered); clamp needs number bounds; operands are Nodes or numbers, at "
-         "least one a Node.",
+         "_canonical_name gives the op's name, then _bind its args to _PARAMETERS[op] "
+         "(x.where(c, y) is reordered); clamp needs number bounds; operands are Nodes or "
+         "numbers, at least one a Node.",
          ("tests/ch08/test_fusion.py",)),
     ),
     *_rows(
@@ -235,11 +248,11 @@ EXERCISES: list[Exercise] = [
          ("tests/ch09/test_parity.py",)),
         ("minifx/frameworks/torch_framework.py", "TorchFramework.method_name",
          "which torch callables are Tensor methods",
-         "A member of _TENSOR_METHODS, or a property getter (its __name__ is '__get__'), "
-         "gives func.__name__; anything else None.",
+         "A member of _TENSOR_METHODS, or a property getter (named '__get__'), is a Tensor "
+         "method: answer its name; anything else gives None.",
          ("tests/ch09/test_parity.py",)),
         ("minifx/compare.py", "diff_rows", "line up two codes side by side",
-         "Drop blank lines; match the _canonical forms with difflib.SequenceMatcher; "
+         "Drop blank lines; match the _canonical forms with difflib's SequenceMatcher; "
          "equal runs give ' ' (or '~') rows, other runs pair up as '|', then '<' or '>'.",
          ("tests/ch09/test_compare_cli.py::test_side_by_side_marks_the_differences",)),
     ),
@@ -277,6 +290,226 @@ EXERCISES: list[Exercise] = [
          ("tests/ch11/test_round_trip.py",)),
     ),
 ]
+
+
+# The second level of each hint (``hint chNN.K --more``), keyed by the function's
+# qualified name: the order of the steps and the traps, still in words. Neither
+# level is the code (tests/learn checks that no hint holds a line of the reference).
+MORE_HINTS: dict[str, str] = {
+    "_ordered_types":
+        "A type met before is skipped, so each type appears once. Compare a new type with "
+        "the earlier ones in order: before the first one it is a subclass of, it goes in; "
+        "when there is none, at the end. issubclass, not equality.",
+    "_collect":
+        "found is a list you append to, in argument order. Inert kinds are skipped; a "
+        "container recurses into the item, a mapping into its values; a handler is always "
+        "kept, a plain Tensor subclass only when _subclass_dispatch_off is false. A type "
+        "missing from _KIND is classified by _kind_of.",
+    "handle_tensor_function":
+        "Every handler gets the same tuple of types. When all of them decline, raise a "
+        "TypeError that names the function (_describe) and each type as module.qualname.",
+    "coalesce":
+        "Keep one list of strides per operand, built beside the new shape. A merged dim "
+        "multiplies the last size by shape[d], and each operand's last stride becomes its "
+        "(inner) stride at d. The merge needs every operand to agree: one that does not "
+        "keeps the dims apart.",
+    "softmax":
+        "An empty array comes back as a copy. The max keeps its reduced axis so that it "
+        "broadcasts against the input, and so does the sum; NumPy's reduce ufuncs take an "
+        "axis and keepdims.",
+    "Node.format_node":
+        "The users part is [num_users=N]; a node with a type shows it first, through "
+        "type_repr. A placeholder with args prints (default=...) after its target. Output "
+        "prints as return and its argument. The other ops spell the target with "
+        "pretty_target and args and kwargs with _format_arg.",
+    "Graph.__str__":
+        "Join the lines with newlines, with none at the end; each node's line is "
+        "format_node's text indented by four spaces.",
+    "pretty_target":
+        "Look at the target's __module__ and __name__: modules 'builtins' and '_operator' "
+        "get the prefixes builtins. and operator.; for everything else ask qualified_name, "
+        "and fall back to repr when it raises RuntimeError (a functools.partial).",
+    "TracerBase.create_arg":
+        "The order of the checks matters: Proxy first, then the exact fast types (plain "
+        "constants, Nodes, a tuple, an empty dict), then objects with __fx_create_arg__, "
+        "then containers by isinstance. A named tuple is rebuilt from its items as "
+        "positional arguments; a list stays a list. A Proxy or Node as a dict key is a "
+        "TraceError that says where (user_location).",
+    "_record_call":
+        "No Proxy among the arguments is a TraceError. The first loaded framework that "
+        "answers a method name wins. args and kwargs go to create_proxy as they are: it "
+        "turns them into node arguments itself.",
+    "Tracer.create_args_for_root":
+        "co_varnames lists positional, keyword-only, then the *args and **kwargs names. A "
+        "module's forward gets self.root as its first argument, with no placeholder. A "
+        "tuple of concrete_args pairs with the names by position (a RuntimeError when the "
+        "counts differ). Only keyword-only or variadic parameters flatten root_fn.",
+    "Tracer.path_of_module":
+        "submodule_paths maps modules to paths; a miss there still falls back to the "
+        "search. Two modules can be equal without being the same object. The NameError "
+        "names the module's type and the root's type, and where it was called "
+        "(user_location).",
+    "Tracer.call_module":
+        "Ask path_of_module first: is_leaf_module needs the path. A module traced through "
+        "is checked by its framework, then forward runs with the same arguments and its "
+        "result is returned. A leaf gives the Proxy of its one call_module node.",
+    "map_aggregate":
+        "Test for a leaf first (not one of _CONTAINERS). A named tuple is rebuilt from its "
+        "items as positional arguments, a plain tuple from the list of items; lists stay "
+        "lists; dicts keep their keys; a slice maps start, stop and step.",
+    "Node.replace_input_with":
+        "A small function gives new_input for old_input (identity, not equality) and "
+        "anything else unchanged; map it over args and kwargs, and set both through "
+        "_update_args_kwargs, which fixes the users of the old and the new input.",
+    "Node.replace_all_uses_with":
+        "With propagate_meta, before any user changes: refuse (a RuntimeError naming "
+        "replace_with and saying its meta would be lost) when replace_with already has "
+        "meta, else copy this node's meta into it. Each user kept swaps its input with "
+        "replace_input_with.",
+    "Graph.erase_node":
+        "Three RuntimeErrors, in this order, each naming the node: of another graph, "
+        "erased already, still has users (their count and names). Then link the previous "
+        "and next nodes to each other (both directions), mark it erased, clear its args "
+        "and kwargs through _update_args_kwargs, and count one node less.",
+    "Graph.eliminate_dead_code":
+        "The impurity test is the one given, else Node.is_impure. Return whether anything "
+        "was erased. Erasing while walking the nodes backwards is safe: erase_node keeps "
+        "the erased node's own links.",
+    "Graph.lint":
+        "Keep the nodes seen and the names seen. Per node: it is of this graph, its op is "
+        "one of OPCODES, its name is new; each input is of this graph, seen already, and "
+        "lists this node as a user; each user reads this node back. After the walk: no "
+        "output, two outputs, or an output that is not last are RuntimeErrors. With an "
+        "owning module, check the targets too.",
+    "last_uses":
+        "The result maps a node to the values that die there. A set of the values already "
+        "met tells whether this is the first meeting going backwards, which is the last "
+        "use going forwards. A node's inputs are its _input_nodes.",
+    "Interpreter.run_node":
+        "fetch_args_kwargs_from_env gives the concrete args and kwargs. The opcode methods "
+        "all take (target, args, kwargs); look the method up on self by the op's name, so "
+        "that a subclass's override runs.",
+    "fetch_path":
+        "Use a private sentinel both for 'no default given' and for a missing attribute: "
+        "None may be a real default or a real value. The message names the path up to and "
+        "including the missing atom, then the type it was missing from.",
+    "ShapeProp.run_node":
+        "Any exception of the Interpreter's run_node becomes a RuntimeError showing the "
+        "node (format_node) and its meta, chained to the original. The function you map "
+        "sets a flag (nonlocal) when it meets a tensor (framework_of(obj).is_tensor).",
+    "Transformer.placeholder":
+        "The target is the name, a str. The default exists only when args is not empty; "
+        "otherwise it is inspect.Signature.empty. A Proxy, not a Node, goes back: the "
+        "Interpreter hands it to the next opcode methods.",
+    "Transformer.call_function":
+        "Nothing runs: the Transformer records. The tracer's create_proxy takes the op "
+        "name, the target, args and kwargs, and builds the node from the Proxies inside.",
+    "Transformer.transform":
+        "The result is None for a graph without output: then add no output. Otherwise map "
+        "every Proxy in it to its node (other values stay) and give that to the new "
+        "graph's output. The old output node is the last node of self.graph.",
+    "CodeWriter.emit_call_function":
+        "Spell every argument with self.spell. An in-place template is a statement: the "
+        "node's value is its first argument, assigned after ';  '. Only getattr with two "
+        "args, no kwargs and a plain identifier becomes attribute syntax (format_target). "
+        "A node whose meta says is_wrapped registers its function in self.wrapped.",
+    "format_target":
+        "The usual case is one plain name, joined with a dot. Otherwise build from the "
+        "base one dotted atom at a time: an atom that is not an identifier (a digit, a "
+        "keyword) goes through getattr_name, quoted with _quote.",
+    "Namespace.create_name":
+        "Look the object up (by id) in _obj_to_name first. _split_name gives no base for "
+        "an illegal name: clean it, then split again. A name ending in _N keeps its number "
+        "unless taken; else count on from _base_count. A name in _illegal gets a number "
+        "unless it names that very object. Record the name, the count and the object.",
+    "CodeWriter.emit_frees":
+        "Use the nodes' names, joined with ' = '. The piece starts with a semicolon and "
+        "two spaces and ends with ' = None' and a newline; with nothing to free, only the "
+        "newline.",
+    "GraphModule.recompile":
+        "python_code carries .src and .globals; compiled_code(reuse, src) reuses a compiled "
+        "code object for the same source. forward goes on type(self), a class that this "
+        "instance alone has, so two GraphModules never share a forward.",
+    "fuse_conv_bn_weights":
+        "Work on the NumPy arrays (._array). A missing BN weight means ones, a missing BN "
+        "bias or conv bias zeros. Reshape the scale to (-1, 1, 1, ...) so that it scales "
+        "dim 0 of the weight; cast back to the weight's dtype. Return two Parameters with "
+        "the conv weight's requires_grad.",
+    "matches_module_pattern":
+        "A node without args cannot match. Walk the pattern and the pair (first argument, "
+        "node) together: each must be a Node of op call_module, with a str target found in "
+        "modules, whose module's type is the expected one exactly (not a subclass).",
+    "replace_node_module":
+        "The TypeError names the node and its target. Update both places: the modules "
+        "dict under the full target, and the attribute of the parent module under the "
+        "last name.",
+    "_SubgraphMatcher._match_node":
+        "A pattern node already mapped matches only its graph node; a graph node serves "
+        "one pattern node only. _same_kind compares op and target. Map the pair before "
+        "looking at the args; then the counts of args and the kwargs' names must agree, "
+        "and _match_args compares the args followed by the kwargs' values.",
+    "describe":
+        "A tensor's spec holds its shape as a tuple. A list or tuple becomes (its type's "
+        "name, the tuple of described items); a dict ('dict', pairs of key and described "
+        "value). Try hash on other values: a TypeError means unhashable, use repr instead.",
+    "find_groups":
+        "Map each node to its index, to sort groups. Walking backwards, a node starts a "
+        "group when it is fusible and not taken. Grow until nothing joins: an input may "
+        "join when fusible, free, all its users in the group, and _joins accepts it (it "
+        "gives the new read set, or False). Reverse the list of groups at the end.",
+    "kernel_source":
+        "start_kernel gives the Namespace, the input nodes and the function's name. A "
+        "constant operand goes through _constant; a Node in another dtype than the compute "
+        "dtype is converted with _numpy_spelling. Loop over out.size. Import scalar only "
+        "when a line uses it.",
+    "as_pointwise":
+        "None for anything that cannot fuse. The method form of where has self second. "
+        "_bind gives None when the arguments do not fit. clamp needs number (or None) "
+        "bounds, not both None, and its operand is the input; other ops need every "
+        "parameter bound. The answer is a Pointwise of op, operands and the bounds.",
+    "torch_qualified_name":
+        "No __name__ gives None. A method descriptor counts only when torch.Tensor has "
+        "that very object under that name. A missing module is looked for in torch, then "
+        "torch.nn.functional; a module outside the torch package gives None. "
+        "segment_reduce is exported as _segment_reduce.",
+    "TorchFramework.method_name":
+        "torch passes Tensor.add itself for c + x, and a property's __get__ for x.shape: "
+        "both answer their own name. Some callables have no __name__: read it with a "
+        "default.",
+    "diff_rows":
+        "_canonical(line, ours=...) gives (text, why): match on the texts, keep why for "
+        "'~' rows. In an equal run a row is ' ' when the raw lines are identical, else '~' "
+        "with the reason. Elsewhere pair left and right line by line; leftovers are '<' "
+        "(left only) or '>' (right only). Turn autojunk off.",
+    "qparams_from_range":
+        "Work in float32; min and max may be arrays (one per channel). The scale never "
+        "drops below eps. Symmetric: zero point 0 when signed, else (qmin + qmax + 1) // 2, "
+        "shaped like the scale. Affine: round to nearest even, then clip to [qmin, qmax]. "
+        "Return a float32 scale and an int64 zero point.",
+    "MinMaxObserver.observe":
+        "An empty batch changes nothing. The running values start at +inf and -inf; "
+        "combine with np.minimum and np.maximum and keep float32.",
+    "QConfigMapping.qconfig_for":
+        "Try 'a.b.c', 'a.b', 'a', then '' in module_name_qconfigs, and stop after ''. Only "
+        "when no name matches does object_type_qconfigs decide; else global_qconfig "
+        "(which may be None).",
+    "ConversionTable.nearby":
+        "Several full names share a last part (torch.relu, torch.nn.functional.relu): "
+        "keep a list per last part, in offers() order. Match against the last parts only, "
+        "then expand each match to its full names and cut to limit.",
+    "copy_state":
+        "Parameters and buffers together, on both sides, not recursive: children are "
+        "copied by their own call. Different names: one TwinError listing both sides, "
+        "sorted. A shape mismatch: a TwinError naming the attribute and both shapes. "
+        "values.tensor converts, and keeps a Parameter a Parameter.",
+    "GraphConverter.call_function":
+        "A twin in table.functions replaces the target. builtins.getattr on a Node: a "
+        "problem when tensor lacks the attribute (table.attributes), with self.hint. "
+        "_operator targets go through check_operator. passes_through, or not using torch: "
+        "keep. Otherwise a problem naming the torch function (_torch_name), hinted by its "
+        "last part; the target stays.",
+}
+
 
 CHAPTERS: tuple[str, ...] = tuple(dict.fromkeys(e.chapter for e in EXERCISES))
 

@@ -13,18 +13,28 @@ of the learner's files alone:
 - a stub of a *later* chapter goes back to the reference (a later chapter is
   not started yet; its tests are not yours to pass yet);
 - exercises of earlier chapters keep whatever the learner has.
+
+The workspace remembers what it handed out, in ``learn.json`` beside the
+packages: an exercise that was handed to the learner once is never stubbed
+again, even when its body now equals the reference (the learner's own, or a
+pasted ``solution``); only the code can tell those apart from an untouched
+function, and it cannot. A later chapter's stub that ``start`` takes back
+(the learner never wrote in it) leaves the record too. ``check`` writes there
+which exercises passed, with the code that passed, for ``list``'s progress.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
 
-from .exercises import CHAPTERS, EXERCISES, Exercise, chapter_exercises
+from .exercises import CHAPTERS, EXERCISES, Exercise, chapter_exercises, find_exercise
 from .stubs import function_source, is_stub, replace_function, same_code, stub_source
 
 ENV_VAR = "MINIFX_WORKSPACE"
+RECORD = "learn.json"
 PACKAGES = ("tensor", "minifx")
 # The checkout the reference comes from: minifx/learn/workspace.py -> the root.
 REFERENCE = Path(__file__).resolve().parents[2]
@@ -93,6 +103,55 @@ def status(exercise: Exercise, workspace: Path, reference: Path = REFERENCE) -> 
     return "your code"
 
 
+def read_record(workspace: Path) -> dict:
+    """What the workspace handed out and what passed: ``{"handed_out": [ids], "passed":
+    {id: code that passed}}``. A workspace from before the record counts every exercise
+    that is a stub or the learner's code as handed out."""
+    path = workspace / RECORD
+    if path.is_file():
+        try:
+            record = json.loads(path.read_text())
+        except ValueError:
+            raise LearnError(f"{path} is not JSON any more; fix it or delete it") from None
+        return {"handed_out": list(record.get("handed_out", [])),
+                "passed": dict(record.get("passed", {}))}
+    handed = [e.id for e in EXERCISES
+              if exists(workspace) and status(e, workspace) in ("to do", "your code")]
+    return {"handed_out": handed, "passed": {}}
+
+
+def write_record(workspace: Path, record: dict) -> None:
+    order = [e.id for e in EXERCISES]
+    record = {"handed_out": sorted(set(record["handed_out"]), key=order.index),
+              "passed": record["passed"]}
+    (workspace / RECORD).write_text(json.dumps(record, indent=1) + "\n")
+
+
+def handed_out(workspace: Path) -> set[str]:
+    """The ids of the exercises the workspace handed to the learner."""
+    return set(read_record(workspace)["handed_out"])
+
+
+def is_done(exercise: Exercise, workspace: Path, record: dict | None = None) -> bool:
+    """True when the exercise passed at the last ``check``, and its code is still that code."""
+    record = record if record is not None else read_record(workspace)
+    passed = record["passed"].get(exercise.id)
+    code = learner_code(exercise, workspace)
+    return passed is not None and code is not None and same_code(passed, code)
+
+
+def record_check(workspace: Path, verdicts: dict[str, bool]) -> None:
+    """Remember which exercises passed ``check`` (with their code), for ``list``."""
+    record = read_record(workspace)
+    for exercise_id, passed in verdicts.items():
+        code = learner_code(find_exercise(exercise_id), workspace)
+        if passed and code is not None:
+            record["passed"][exercise_id] = code
+        else:
+            record["passed"].pop(exercise_id, None)
+    write_record(workspace, record)
+
+
 def _copy_packages(workspace: Path, reference: Path) -> None:
     workspace.mkdir(parents=True, exist_ok=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
@@ -116,6 +175,8 @@ def start(chapter: str, workspace: Path, reference: Path = REFERENCE) -> list[st
             raise LearnError(f"{workspace} exists but holds no workspace; remove it or "
                              f"set {ENV_VAR} to an empty folder")
         _copy_packages(workspace, reference)
+    record = read_record(workspace)
+    handed = set(record["handed_out"])
     later = CHAPTERS[CHAPTERS.index(chapter) + 1 :]
     report = []
     for exercise in EXERCISES:
@@ -125,16 +186,21 @@ def start(chapter: str, workspace: Path, reference: Path = REFERENCE) -> list[st
                              f"{workspace / exercise.file}; restore it (the reference is "
                              f"`python -m minifx learn solution {exercise.id}`)")
         if exercise.chapter == chapter:
-            if state == "reference":
+            if state == "reference" and exercise.id not in handed:
                 set_function(workspace, exercise, stub(exercise, reference))
                 report.append(f"{exercise.id}  to do      {exercise.title}")
             else:
-                report.append(f"{exercise.id}  {state:<9}  {exercise.title}  (kept)")
+                shown = "your code" if state == "reference" else state
+                report.append(f"{exercise.id}  {shown:<9}  {exercise.title}  (kept)")
+            handed.add(exercise.id)
         elif exercise.chapter in later and state == "to do":
             set_function(workspace, exercise, solution(exercise, reference))
+            handed.discard(exercise.id)
         elif exercise.chapter not in later and state == "to do":
             report.append(f"{exercise.id}  to do      {exercise.title}  "
                           f"(from {exercise.chapter}: its stub stays)")
+    record["handed_out"] = sorted(handed)
+    write_record(workspace, record)
     return report
 
 

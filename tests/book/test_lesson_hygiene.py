@@ -195,3 +195,15 @@ def test_figure_names_are_unique_in_the_book():
         names += [b.figure.name for b in lesson_blocks.parse_blocks(page.read_text(), page.name)
                   if b.language == "figure"]
     assert len(names) == len(set(names)), names
+
+
+def test_an_output_mismatch_shows_the_lines_that_differ_first():
+    expected = "\n".join(f"line {k}" for k in range(30))
+    printed = expected.replace("line 25", "line 25 changed")
+    block = lesson_blocks.Block("python", "", 0, 0, line=99, expected=expected)
+    message = lesson_blocks.output_mismatch(block, printed)
+    head = message.splitlines()[:4]
+    assert head[0].startswith("block at line 99 printed other lines than the lesson shows")
+    assert head[2:4] == ["-line 25", "+line 25 changed"]
+    assert printed in message and expected in message  # both in full, after
+    assert lesson_blocks.output_mismatch(block, expected + "\n") is None

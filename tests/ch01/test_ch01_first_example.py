@@ -93,3 +93,23 @@ def test_golden_strings_are_torch_fx_output():
     assert str(gm.graph) == GOLDEN_GRAPH
     assert gm.code == GOLDEN_CODE
     assert type(gm).__name__ == "MyModule"
+
+
+def make_defaults_module(lib):
+    """Parameters with defaults (one annotated) and a builtin call: torch.fx's other forms."""
+
+    class Defaults(lib.nn.Module):
+        def forward(self, x, scale=2.0, name="mean", n: int = 3):
+            return x.shape[0] * scale + n
+
+    return Defaults()
+
+
+def test_placeholder_defaults_and_builtins_print_as_torch_fx_prints_them():
+    ours = str(minifx.symbolic_trace(make_defaults_module(tensor)).graph)
+    theirs = str(torch.fx.symbolic_trace(make_defaults_module(torch)).graph)
+    assert ours == theirs
+    # What the comparison covers, so that it cannot pass on a graph without these lines.
+    assert "placeholder[target=scale](default=2.0)" in ours
+    assert "%n : int [num_users=1] = placeholder[target=n](default=3)" in ours
+    assert "call_function[target=builtins.getattr](args = (%x, shape)" in ours

@@ -1,6 +1,9 @@
 """Graph.lint raises RuntimeError naming the node at fault, one test per fault."""
 
+import ast
 import operator
+import re
+from pathlib import Path
 
 import pytest
 
@@ -104,3 +107,28 @@ def test_missing_attribute_on_owning_module():
     g.owning_module = Owner()
     with pytest.raises(RuntimeError, match=r"Node layer_weight .*targets layer.weight.*'weight'"):
         g.lint()
+
+
+# The phrases the tests above match, each stated in lint's docstring (the stub's
+# task): a learner writing lint from the docstring can pass every test.
+PHRASES = (
+    "which is defined later", "a node of another graph", "unknown op", "no output node",
+    "duplicate node name", "but is not among its users", "as a user",
+    "which was erased", "a graph has one output node", "the output node must be the last",
+    "belongs to another graph", "targets",
+)
+
+
+def test_lint_docstring_states_every_phrase_the_tests_match():
+    source = Path(__file__).read_text()
+    matched = re.findall(r'match=r?"([^"]+)"', source)
+    assert len(matched) >= 11  # the tests above; a new one should add its phrase here
+    for pattern in matched:
+        assert any(p in pattern.replace("\\", "") for p in PHRASES), pattern
+    # The checkout's docstring (the stub's), not a workspace's copy of it.
+    tree = ast.parse((Path(__file__).resolve().parents[2] / "minifx/graph.py").read_text())
+    graph = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Graph")
+    lint = next(n for n in graph.body if isinstance(n, ast.FunctionDef) and n.name == "lint")
+    doc = " ".join(ast.get_docstring(lint).split())
+    for phrase in PHRASES:
+        assert phrase in doc, phrase

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 import shutil
 import subprocess
@@ -12,9 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from minifx.learn import cli
+from minifx.learn import cli, coverage
 from minifx.learn import workspace as ws
-from minifx.learn.exercises import CHAPTERS, EXERCISES, chapter_exercises, find_exercise
+from minifx.learn.exercises import (
+    CHAPTERS,
+    EXERCISES,
+    MORE_HINTS,
+    chapter_exercises,
+    find_exercise,
+)
 from minifx.learn.stubs import function_source, is_stub, same_code
 from tests.learn import switch
 
@@ -112,6 +119,57 @@ def test_hint_and_solution(capsys, monkeypatch, tmp_path):
     assert "ch03.6" in err
 
 
+def test_hint_more_gives_the_second_level(capsys):
+    exercise = find_exercise("ch03.6")
+    assert cli.main(["hint", "ch03.6", "--more"]) == 0
+    out = capsys.readouterr().out
+    assert exercise.hint in out and exercise.more in out
+    assert cli.main(["hint", "ch03.6"]) == 0
+    out = capsys.readouterr().out
+    assert exercise.more not in out and "hint ch03.6 --more" in out
+
+
+def test_every_exercise_has_a_second_hint():
+    assert set(MORE_HINTS) == {e.qualname for e in EXERCISES}
+    assert all(e.more and e.more != e.hint for e in EXERCISES)
+
+
+def _no_space(text: str) -> str:
+    return re.sub(r"\s+", "", text).replace("'", '"')
+
+
+def _cores(line: str) -> set[str]:
+    """A code line as it might be quoted: whole, without its keyword or its target."""
+    line = _no_space(line.split("  #")[0]).rstrip(":,(")
+    cores = {line}
+    for keyword in ("return", "if", "elif", "while", "raise", "yield"):
+        if line.startswith(keyword):
+            cores.add(line.removeprefix(keyword))
+    if "=" in line and not re.match(r"^[^=]*[!<>=]=", line):
+        cores.add(line.split("=", 1)[1])
+    # A bare name (an error type, a parameter) is the contract's word, not code.
+    return {c for c in cores if len(c) >= 12 and not c.isidentifier()}
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.id)
+def test_no_hint_holds_a_line_of_the_reference(exercise):
+    text = ws.reference_text(exercise)
+    lines = text.splitlines()
+    body = [lines[n - 1] for n in sorted(coverage.exercise_lines(exercise, text))]
+    for level in (exercise.hint, exercise.more):
+        hint = _no_space(level)
+        quoted = [line.strip() for line in body if any(c in hint for c in _cores(line))]
+        assert not quoted, f"{exercise.id}: the hint quotes the reference: {quoted}"
+
+
+def test_a_hint_names_only_functions_that_exist():
+    # ch02.2's hint once named a helper that did not exist.
+    assert "find_proxy" in find_exercise("ch02.2").hint
+    import minifx.proxy
+
+    assert callable(minifx.proxy.find_proxy)
+
+
 def test_the_command_runs_from_anywhere(tmp_path):
     done = subprocess.run([sys.executable, "-m", "minifx", "learn", "hint", "ch01.1"],
                           cwd=tmp_path, capture_output=True, text=True)
@@ -162,9 +220,46 @@ def test_start_stubs_one_chapter_and_keeps_the_learners_code(workspace, capsys):
     assert (workspace / "minifx/tracer.py").read_text() == (ROOT / "minifx/tracer.py").read_text()
     assert cli.main(["list"]) == 0
     listing = capsys.readouterr().out.splitlines()
-    assert len(listing) == len(EXERCISES)
-    assert re.match(r"ch03\.2\s+your code\s+minifx/node\.py: Node\.replace_input_with", listing[
-        [e.id for e in EXERCISES].index("ch03.2")])
+    assert len(listing) == len(EXERCISES) + len(CHAPTERS)
+    assert re.search(r"^  ch03\.2\s+your code\s+minifx/node\.py: Node\.replace_input_with",
+                     "\n".join(listing), re.M)
+    assert f"ch03 0/{len(chapter_exercises('ch03'))} done" in listing
+
+
+def test_start_never_stubs_what_it_handed_out_before(workspace, capsys):
+    ws.start("ch04", workspace)
+    # The learner solves ch04.2 with exactly the reference (their own, or the solution).
+    run_node = find_exercise("ch04.2")
+    ws.set_function(workspace, run_node, ws.solution(run_node))
+    assert ws.status(run_node, workspace) == "reference"
+    assert json.loads((workspace / ws.RECORD).read_text())["handed_out"] == [
+        e.id for e in chapter_exercises("ch04")]
+    for chapter in ("ch05", "ch04", "ch03", "ch04"):
+        ws.start(chapter, workspace)
+        assert ws.status(run_node, workspace) == "reference", chapter
+        assert same_code(ws.learner_code(run_node, workspace), ws.solution(run_node))
+    # The other ch04 exercises, still stubs, stay stubs; list calls ch04.2 the learner's.
+    assert _states(workspace, "ch04") == ["to do", "reference", "to do", "to do"]
+    capsys.readouterr()
+    assert cli.main(["list"]) == 0
+    assert re.search(r"^  ch04\.2\s+your code\s", capsys.readouterr().out, re.M)
+
+
+def test_list_counts_what_passed_the_last_check_with_the_code_it_has(workspace, capsys):
+    ws.start("ch03", workspace)
+    solved = find_exercise("ch03.1")
+    ws.set_function(workspace, solved, ws.solution(solved))
+    ws.record_check(workspace, {e.id: e is solved for e in chapter_exercises("ch03")})
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert f"ch03 1/{len(chapter_exercises('ch03'))} done" in out.splitlines()
+    assert re.search(r"^  ch03\.1\s+your code, done\s", out, re.M)
+    # Changed since that check: not done until the next check says so.
+    ws.set_function(workspace, solved, ws.solution(solved).replace("return fn(a)",
+                                                                    "return fn(a)  # mine\n"
+                                                                    "        pass"))
+    assert cli.main(["list"]) == 0
+    assert f"ch03 0/{len(chapter_exercises('ch03'))} done" in capsys.readouterr().out
 
 
 def test_start_refuses_a_folder_that_is_not_a_workspace(workspace, capsys):

@@ -1,0 +1,148 @@
+"""``learn milestone``: the learner's own code on something real, pass or fail.
+
+Each milestone runs the workspace's packages (everything the learner wrote
+so far, the reference elsewhere) in a child process
+(tests/learn/milestone_child.py) and judges what comes out against an
+oracle the learner's code cannot influence:
+
+- ``ch02``: the learner's tracer traces the shared ResNet-50 (tests/models.py,
+  built on the workspace's ``tensor``); its graph and code must equal, line
+  for line, what the checkout's reference minifx makes of the same model.
+- ``ch06``: random programs (tests/generators.py) drawn from a fresh seed,
+  built on torch, are traced through the adapter by the learner's minifx and
+  by torch.fx; the generated code must equal torch.fx's character for
+  character, and the graphs too. The seed is printed: ``--seed N`` runs the
+  same programs again.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .check import kernel_cache
+from .workspace import ENV_VAR, REFERENCE, LearnError, require
+
+PROGRAMS = 5  # random programs per ch06 run
+DIFF_LINES = 12
+
+
+@dataclass(frozen=True)
+class Milestone:
+    name: str
+    after: str  # the chapter after which it makes sense
+    what: str
+
+
+MILESTONES = (
+    Milestone("ch02", "ch02", "your tracer traces the shared ResNet-50; its graph and code "
+              "equal the reference's"),
+    Milestone("ch06", "ch06", f"{PROGRAMS} random torch programs, new each run, traced "
+              "through the adapter: your generated code equals torch.fx's, character for "
+              "character"),
+)
+
+
+def find_milestone(name: str) -> Milestone:
+    for m in MILESTONES:
+        if m.name == name:
+            return m
+    raise LearnError(f"unknown milestone {name!r}: milestones are "
+                     f"{', '.join(m.name for m in MILESTONES)}")
+
+
+def listing() -> str:
+    return "\n".join(f"{m.name}  (after {m.after})  {m.what}" for m in MILESTONES)
+
+
+def _child(what: str, workspace: Path | None, *extra: str, reference: Path = REFERENCE
+           ) -> dict:
+    """Run the milestone child on the workspace (or, with None, on the checkout)."""
+    env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
+    if workspace is not None:
+        env[ENV_VAR] = str(workspace)
+        env["NUMBA_CACHE_DIR"] = str(kernel_cache(workspace))
+    with tempfile.TemporaryDirectory(prefix="minifx-milestone-") as tmp:
+        out = Path(tmp) / "out.json"
+        done = subprocess.run([sys.executable, "-m", "tests.learn.milestone_child", what,
+                               str(out), *extra], cwd=reference, env=env,
+                              capture_output=True, text=True)
+        if not out.exists():
+            tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-12:])
+            raise LearnError(f"the milestone could not run (exit code {done.returncode}):\n"
+                             f"{tail}")
+        return json.loads(out.read_text())
+
+
+def _difference(expected: str, actual: str, expected_name: str) -> list[str]:
+    """The lines that differ, first, as a unified diff (- expected, + yours)."""
+    lines = [line for line in difflib.unified_diff(
+        expected.splitlines(), actual.splitlines(), expected_name, "yours", lineterm="", n=0)]
+    cut = lines[:DIFF_LINES]
+    if len(lines) > DIFF_LINES:
+        cut.append(f"... ({len(lines) - DIFF_LINES} more lines)")
+    return ["    " + line for line in cut]
+
+
+def resnet50(workspace: Path) -> tuple[bool, list[str]]:
+    yours = _child("resnet50", workspace)
+    if "error" in yours:
+        return False, ["your code raised while tracing ResNet-50:",
+                       *("    " + line for line in yours["error"].splitlines())]
+    reference = _child("resnet50", None)
+    lines = []
+    for part in ("graph", "code"):
+        if yours[part] != reference[part]:
+            lines.append(f"your {part} of ResNet-50 differs from the reference's:")
+            lines += _difference(reference[part], yours[part], "reference")
+    if lines:
+        return False, lines
+    nodes = reference["graph"].count("\n")
+    return True, [f"ResNet-50 traced by your code: {nodes} nodes, graph and code equal to the "
+                  "reference's"]
+
+
+def codegen(workspace: Path, seed: int) -> tuple[bool, list[str]]:
+    result = _child("codegen", workspace, str(seed), str(PROGRAMS))
+    lines = []
+    for k, program in enumerate(result["programs"], start=1):
+        if "error" in program:
+            lines.append(f"program {k}: your code raised while tracing it:")
+            lines += ["    " + line for line in program["error"].splitlines()]
+        elif program["code"] != program["torch_code"]:
+            lines.append(f"program {k}: your generated code differs from torch.fx's:")
+            lines += _difference(program["torch_code"], program["code"], "torch.fx")
+        elif program["graph"] != program["torch_graph"]:
+            lines.append(f"program {k}: your graph prints differently from torch.fx's:")
+            lines += _difference(program["torch_graph"], program["graph"], "torch.fx")
+        else:
+            continue
+        lines.append(f"    the program: {program['plan']}")
+        break
+    if lines:
+        return False, lines
+    count = len(result["programs"])
+    return True, [f"{count} random programs: your generated code equals torch.fx's, "
+                  "character for character"]
+
+
+def run(name: str, workspace: Path, seed: int | None = None) -> tuple[bool, str]:
+    """Run one milestone on the workspace: (passed, the report's text)."""
+    milestone = find_milestone(name)
+    require(workspace)
+    if milestone.name == "ch02":
+        passed, lines = resnet50(workspace)
+        head = f"milestone ch02 on {workspace}"
+    else:
+        seed = random.randrange(2**31) if seed is None else seed
+        passed, lines = codegen(workspace, seed)
+        head = f"milestone ch06 on {workspace}, seed {seed}"
+    verdict = "PASSED" if passed else "FAILED"
+    return passed, "\n".join([head, *lines, f"milestone {milestone.name}: {verdict}"])

@@ -1,0 +1,199 @@
+"""The child process of ``learn check``: run a plan of pytest steps, each exercise on its own.
+
+``python -m tests.learn.check_child PLAN.json OUT.json`` from the checkout, with
+``MINIFX_WORKSPACE`` naming the learner's workspace (started by
+minifx/learn/check.py, which writes the plan).
+
+An exercise's verdict must depend on its own code only. So each step of the
+plan names the functions that run from the reference while it runs: every
+exercise but the one checked. The reference function's code is compiled in
+the workspace module's globals and put in the learner's function's
+``__code__``, so every reference to it (re-exports, tables, wrappers) runs the
+reference; afterwards the learner's code is put back. All steps run in this
+one process, so the packages (and numba's kernels) load once.
+
+This file imports nothing of minifx: the plan carries the reference sources,
+because the workspace's own copy of ``minifx.learn`` may be older than the
+checkout's.
+"""
+
+from __future__ import annotations
+import __future__
+
+import ast
+import importlib
+import inspect
+import json
+import sys
+import textwrap
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+
+def _unwrap(obj: Any) -> Any:
+    if isinstance(obj, property):
+        obj = obj.fget
+    if isinstance(obj, (staticmethod, classmethod)):
+        obj = obj.__func__
+    return inspect.unwrap(obj)
+
+
+def _plain(source: str) -> str:
+    """The function's source without its decorators (they are the learner's: only the
+    code is swapped), dedented."""
+    tree = ast.parse(textwrap.dedent(source))
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.decorator_list = []
+    return ast.unparse(tree)
+
+
+def _compiled(source: str, method: bool, name: str, label: str, module: types.ModuleType
+              ) -> types.CodeType:
+    """The code object of one function's source; a method is compiled inside a class,
+    so that ``super()`` gets its ``__class__`` cell as in the real class. It runs in a
+    copy of the module's globals (its defaults may name them); annotations stay text."""
+    text = _plain(source)
+    if method:
+        text = "class _Swapped:\n" + textwrap.indent(text, "    ")
+    namespace: dict[str, Any] = {}
+    flags = __future__.annotations.compiler_flag
+    exec(compile(text, f"<reference {label}>", "exec", flags=flags, dont_inherit=True),
+         dict(vars(module)), namespace)
+    obj = namespace["_Swapped"].__dict__[name] if method else namespace[name]
+    return _unwrap(obj).__code__
+
+
+def swap(module_name: str, qualname: str, source: str) -> Callable[[], None]:
+    """Run the function ``qualname`` of ``module_name`` from ``source``; returns the undo."""
+    module = importlib.import_module(module_name)
+    *path, name = qualname.split(".")
+    owner: Any = module
+    for part in path:
+        owner = getattr(owner, part)
+    static = inspect.getattr_static(owner, name)
+    original = _unwrap(static)
+    code = _compiled(source, bool(path), name, f"{module_name}.{qualname}", module)
+    if code.co_freevars == original.__code__.co_freevars:
+        saved = original.__code__
+        original.__code__ = code
+
+        def undo() -> None:
+            original.__code__ = saved
+        return undo
+    # The two disagree on their closure (one calls super(), the other does not):
+    # a new function on the owner, with the cells it needs.
+    cells = []
+    for var in code.co_freevars:
+        if var == "__class__" and isinstance(owner, type):
+            cells.append(types.CellType(owner))
+        elif var in original.__code__.co_freevars:
+            cells.append(original.__closure__[original.__code__.co_freevars.index(var)])
+        else:
+            raise RuntimeError(f"{module_name}.{qualname}: cannot run the reference "
+                               f"(it needs the variable {var!r} from an enclosing scope)")
+    fresh = types.FunctionType(code, original.__globals__, name, original.__defaults__,
+                               tuple(cells))
+    fresh.__kwdefaults__ = original.__kwdefaults__
+    if isinstance(static, property):
+        replacement: Any = property(fresh, static.fset, static.fdel, static.__doc__)
+    elif isinstance(static, (staticmethod, classmethod)):
+        replacement = type(static)(fresh)
+    else:
+        replacement = fresh
+    setattr(owner, name, replacement)
+    return lambda: setattr(owner, name, static)
+
+
+class Recorder:
+    """A pytest plugin: every test's outcome, with the first lines of its failure."""
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, dict] = {}
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        from tests import HELPER_MODULES  # registered again: this time pytest's hook is in
+
+        pytest.register_assert_rewrite(*HELPER_MODULES)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        known = self.outcomes.get(report.nodeid)
+        if report.failed:
+            if known and known["failed"]:
+                return
+            crash = getattr(report.longrepr, "reprcrash", None)
+            message = crash.message if crash else str(report.longrepr)
+            where = f"{crash.path}:{crash.lineno}" if crash else ""
+            self.outcomes[report.nodeid] = {"failed": True, "message": message,
+                                            "where": where, "phase": report.when}
+        elif known is None and report.when == "call":
+            self.outcomes[report.nodeid] = {"failed": False}
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.outcomes[report.nodeid or "collection"] = {
+                "failed": True, "message": str(report.longrepr)[-3000:], "where": "",
+                "phase": "collect"}
+
+
+class Exclude:
+    """A pytest plugin: leave out the tests that belong to the exercises' own steps."""
+
+    def __init__(self, selectors: list[str]) -> None:
+        self.selectors = selectors
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
+        keep, drop = [], []
+        for item in items:
+            test = item.nodeid.split("[")[0]
+            mine = any(test == s or test.startswith(s + "::") for s in self.selectors)
+            (drop if mine else keep).append(item)
+        items[:] = keep
+        config.hook.pytest_deselected(items=drop)
+
+
+def run_step(step: dict) -> dict:
+    undo = []
+    try:
+        for s in step["swaps"]:
+            undo.append(swap(s["module"], s["qualname"], s["source"]))
+    except Exception as e:  # the reference cannot run here: say so instead of a verdict
+        for u in reversed(undo):
+            u()
+        return {"error": f"{type(e).__name__}: {e}"}
+    recorder = Recorder()
+    plugins: list[Any] = [recorder]
+    if step.get("exclude"):
+        plugins.append(Exclude(step["exclude"]))
+    try:
+        code = pytest.main([*step["args"], "-q", "--no-header", "-p", "no:cacheprovider",
+                            "--tb=no"], plugins=plugins)
+    finally:
+        for u in reversed(undo):
+            u()
+    return {"exit_code": int(code), "outcomes": recorder.outcomes}
+
+
+def main(plan_path: str, out_path: str) -> int:
+    from tests.learn.switch import use_workspace_if_asked
+
+    use_workspace_if_asked()
+    with open(plan_path) as f:
+        plan = json.load(f)
+    results: dict[str, dict] = {}
+    for step in plan["steps"]:
+        if step.get("when_all_passed") and any(
+                r.get("exit_code") != pytest.ExitCode.OK for r in results.values()):
+            results[step["label"]] = {"skipped": "an earlier step failed"}
+            continue
+        results[step["label"]] = run_step(step)
+    with open(out_path, "w") as f:
+        json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))
