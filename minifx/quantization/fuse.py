@@ -12,10 +12,10 @@ Then three rewrites, each a question about two neighbouring ``call_module`` node
 
 - Conv2d followed by BatchNorm2d: the BatchNorm is folded into the
   convolution's weight and bias (chapter 7's ``fuse``, reused as it is);
-- Conv2d followed by ReLU becomes one ``ConvReLU2d`` module, Linear followed
-  by ReLU one ``LinearReLU``: chapter 7's ``matches_module_pattern`` finds the
-  pair, ``replace_node_module`` installs the fused module under the layer's
-  name, and the ReLU node is erased.
+- Conv2d followed by ReLU (the module, or ``F.relu``) becomes one
+  ``ConvReLU2d`` module, Linear followed by ReLU one ``LinearReLU``:
+  chapter 7's ``replace_node_module`` installs the fused module under the
+  layer's name, and the ReLU node is erased.
 
 The fused node keeps the layer's name (``conv1``), as in torch's prepare_fx.
 """
@@ -26,7 +26,7 @@ import copy
 from typing import Any
 
 from ..experimental.optimization import fuse as fold_batchnorms
-from ..experimental.optimization import matches_module_pattern, replace_node_module
+from ..experimental.optimization import replace_node_module
 from ..graph_module import GraphModule
 from ..node import Node
 from ..tracer import Tracer
@@ -81,18 +81,26 @@ def fuse_for_quantization(model: Any, backend: QuantBackend) -> GraphModule:
     """Trace ``model`` (a copy), fold its BatchNorms, and fuse layer + ReLU pairs."""
     gm = fold_batchnorms(_trace(model, backend), inplace=True, no_trace=True)
     modules = modules_of(gm)
-    pairs = [(backend.conv, backend.conv_relu), (backend.linear, backend.linear_relu)]
-    for layer_type, fused_type in pairs:
-        for node in gm.graph.nodes:
-            if not matches_module_pattern((layer_type, backend.relu_module), node, modules):
-                continue
-            layer_node = node.args[0]
-            if len(layer_node.users) > 1:  # the layer's output is read elsewhere too
-                continue
-            fused = fused_type(modules[layer_node.target], modules[node.target])
-            replace_node_module(layer_node, modules, fused)
-            node.replace_all_uses_with(layer_node)
-            gm.graph.erase_node(node)
+    fused_types = {backend.conv: backend.conv_relu, backend.linear: backend.linear_relu}
+    for node in gm.graph.nodes:
+        layer_node = node.args[0] if node.args else None
+        if not _is_relu(node, modules, backend) or not isinstance(layer_node, Node) \
+                or layer_node.op != "call_module" or len(layer_node.users) > 1:
+            continue  # not a ReLU after a layer whose output only it reads
+        layer = modules.get(layer_node.target)
+        if type(layer) not in fused_types:
+            continue
+        relu = modules[node.target] if node.op == "call_module" else backend.relu_module()
+        replace_node_module(layer_node, modules, fused_types[type(layer)](layer, relu))
+        node.replace_all_uses_with(layer_node)
+        gm.graph.erase_node(node)
     gm.recompile()
     return gm
+
+
+def _is_relu(node: Node, modules: dict[str, Any], backend: QuantBackend) -> bool:
+    relu = backend.ops["relu"]
+    if node.op == "call_module":
+        return type(modules.get(node.target)) in relu.modules
+    return node.op == "call_function" and node.target in relu.functions
 # --8<-- [end:fuse]

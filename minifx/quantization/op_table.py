@@ -24,6 +24,9 @@ fixed     the output observer has fixed qparams (1/256    ``_get_fixed_qparams_o
           for tanh); the op runs on the integers          of the default qconfig mapping
 info      not observed; reads the quantized tensor        ``_get_tensor_info_op_configs``
           itself (``x.size()``)                           (``size``)
+relu      (fuse) a Conv2d or Linear followed by one of    the ``(conv, nn.ReLU)``,
+          these becomes one ConvReLU2d or LinearReLU      ``(conv, F.relu)`` patterns of
+                                                          the conv and linear configs
 ========  ==============================================  =================================
 
 Names are written once, relative to the framework's top module (``torch`` or
@@ -69,6 +72,7 @@ _TABLE: dict[str, dict[str, tuple[str, ...]]] = {
         "methods": ("hardsigmoid", "sigmoid", "tanh"),
     },
     "info": {"methods": ("size",)},
+    "relu": {"modules": ("nn.ReLU",), "functions": ("nn.functional.relu",)},
 }
 
 KINDS = tuple(_TABLE)
