@@ -9,8 +9,9 @@ They follow what torch's QuantizedCPU kernels compute, in three families:
   [0, 1], ``tanh`` in [-1, 1]): computed on the dequantized float32 values
   and quantized with the range's fixed parameters (1/256 and 0, or 2/256
   and 128), so the caller needs none;
-- ops that need the output's parameters (``hardswish``, ``mul``): computed on
-  float32 values and quantized with the scale and zero point they are given.
+- ops that need the output's parameters: ``hardswish``, computed on float32
+  values and quantized with the scale and zero point it is given (within one
+  step of torch's vectorised kernel), and ``mul``, in integers as torch's.
 
 ``cat`` keeps the first input's parameters and brings the others to them
 (convert_fx makes every input share one observer, so there is nothing to do).
@@ -100,11 +101,21 @@ def qhardswish(input: Any, scale: Any, zero_point: Any) -> QTensor:
 
 def qmul(a: Any, b: Any, scale: Any, zero_point: Any, relu: bool = False) -> QTensor:
     """``a * b`` (then ReLU if asked) with the output's ``scale`` and ``zero_point``; ``b`` is
-    broadcast (a squeeze-excitation multiplies by one value per channel)."""
-    values = _floats(_check(a, "quantized mul")) * _floats(_check(b, "quantized mul"))
-    if relu:
-        values = np.maximum(values, np.float32(0))
-    return _quantized(values, _number(scale), int(_number(zero_point)))
+    broadcast (a squeeze-excitation multiplies by one value per channel).
+
+    As torch's kernel: the product of the shifted integers, times the float32 multiplier
+    ``s_a * s_b * (1 / s_out)``, rounded, plus the output's zero point.
+    """
+    a, b = _check(a, "quantized mul"), _check(b, "quantized mul")
+    scale, zero_point = _number(scale), int(_number(zero_point))
+    f32 = np.float32
+    product = (a._array.astype(np.int64) - a._zero_point) * (b._array.astype(np.int64)
+                                                               - b._zero_point)
+    multiplier = f32(a._scale) * f32(b._scale) * (f32(1) / f32(scale))
+    q = np.rint(product.astype(f32) * multiplier) + zero_point
+    qmin, qmax = quantized_range(quint8)
+    q = np.clip(q, max(qmin, zero_point) if relu else qmin, qmax)
+    return QTensor._make(q.astype(np.uint8), quint8, scale, zero_point)
 
 
 def qcat(tensors: Any, dim: int = 0) -> QTensor:
