@@ -37,7 +37,8 @@ def observer_groups(gm) -> list[list[str]]:
     for name, module in gm._modules.items():
         if name.startswith(OBSERVER):
             groups.setdefault(id(module), []).append(name)
-    return sorted(groups.values())
+    number = lambda name: int(name[len(OBSERVER):])  # noqa: E731
+    return sorted(sorted(group, key=number) for group in groups.values())
 
 
 def batches(shape, count: int = 2, seed: int = 0) -> list[torch.Tensor]:
