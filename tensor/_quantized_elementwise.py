@@ -10,8 +10,8 @@ They follow what torch's QuantizedCPU kernels compute, in three families:
   and quantized with the range's fixed parameters (1/256 and 0, or 2/256
   and 128), so the caller needs none;
 - ops that need the output's parameters: ``hardswish``, computed on float32
-  values and quantized with the scale and zero point it is given (within one
-  step of torch's vectorised kernel), and ``mul``, in integers as torch's.
+  values and quantized with the scale and zero point it is given, and
+  ``mul``, in integers; both with torch's roundings.
 
 ``cat`` keeps the first input's parameters and brings the others to them
 (convert_fx makes every input share one observer, so there is nothing to do).
@@ -93,10 +93,22 @@ def qtanh(input: Any) -> QTensor:
 
 
 def qhardswish(input: Any, scale: Any, zero_point: Any) -> QTensor:
-    """``x * relu6(x + 3) / 6`` quantized with the output's ``scale`` and ``zero_point``."""
-    x = _floats(_check(input, "hardswish"))
-    values = x * np.clip(x + np.float32(3), 0, 6) / np.float32(6)
-    return _quantized(values, _number(scale), int(_number(zero_point)))
+    """``x * relu6(x + 3) / 6`` quantized with the output's ``scale`` and ``zero_point``.
+
+    In float32 as torch's vectorised kernel: ``x = q * s + (-zp * s)`` rounded once (a fused
+    multiply-add), then ``round(y * float32(1 / scale)) + zero_point``. (torch's last
+    size-mod-SIMD-width elements take its scalar rule, which may round one step apart.)
+    """
+    x = _check(input, "hardswish")
+    f32 = np.float32
+    shift = f32(x._scale) * f32(-x._zero_point)
+    values = (x._array.astype(np.float64) * np.float64(f32(x._scale))
+              + np.float64(shift)).astype(f32)
+    values = values * np.minimum(np.maximum(values + f32(3), f32(0)), f32(6)) / f32(6)
+    scale, zero_point = _number(scale), int(_number(zero_point))
+    qmin, qmax = quantized_range(quint8)
+    q = np.clip(np.rint(values * f32(1.0 / scale)) + zero_point, qmin, qmax)
+    return QTensor._make(q.astype(np.uint8), quint8, scale, zero_point)
 
 
 def qmul(a: Any, b: Any, scale: Any, zero_point: Any, relu: bool = False) -> QTensor:
