@@ -5,7 +5,9 @@ Three kinds of operation meet a :class:`~tensor._quantized.QTensor`:
 - ops that only move elements (``flatten``, ``reshape``, ``view``, ...): they
   run on the integers and keep the scale and zero point;
 - ops whose result can keep the input's scale and zero point (``relu``,
-  ``max_pool2d``, ``adaptive_avg_pool2d``): an integer kernel each;
+  ``max_pool2d``, ``adaptive_avg_pool2d``; ``relu6``, ``hardtanh``, ``cat``
+  and ``mean`` in ``_quantized_elementwise``): an integer kernel each;
+- ops with a fixed output range (``hardsigmoid``, ``sigmoid``, ``tanh``);
 - ops that need new quantization parameters (linear, conv2d, add): the
   functions at the bottom, which the quantized modules call with the output's
   scale and zero point.
@@ -21,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import _functions
+from . import _quantized_elementwise as qe
 from ._dtype import quint8
 from ._quantized import QTensor, quantized_range
 from ._shape import output_hw
@@ -117,7 +120,25 @@ def _build_table() -> dict[Callable, Callable]:
         table[func] = _relu
     table[F.max_pool2d] = _max_pool2d
     table[F.adaptive_avg_pool2d] = _adaptive_avg_pool2d
+    for func in (Tensor.transpose, _functions.transpose, Tensor.permute):
+        table[func] = _moving(func)
+    table[F.dropout] = _dropout
+    elementwise = {
+        F.relu6: qe.qrelu6, F.hardtanh: qe.qclamp_hardtanh, F.hardsigmoid: qe.qhardsigmoid,
+        F.sigmoid: qe.qsigmoid,
+        _functions.sigmoid: qe.qsigmoid, Tensor.sigmoid: qe.qsigmoid, F.tanh: qe.qtanh,
+        _functions.tanh: qe.qtanh, Tensor.tanh: qe.qtanh, _functions.cat: qe.qcat,
+        Tensor.mean: qe.qmean, _functions.mean: qe.qmean,
+    }
+    table.update(elementwise)
     return table
+
+
+def _dropout(input, p=0.5, training=True, inplace=False):
+    """Dropout in eval mode is the identity; a quantized model is only ever evaluated."""
+    if training:
+        raise NotImplementedError("quantized dropout: only eval mode (training=False)")
+    return _per_tensor(input, "dropout")
 
 
 def quantized_implementation(func: Callable) -> Callable | None:

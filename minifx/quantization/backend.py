@@ -2,8 +2,8 @@
 
 torch.ao calls this a backend config. The passes (fuse, prepare, convert)
 name no framework; they ask this table which float modules have a quantized
-twin, which ops can run on quantized tensors keeping their input's scale and
-zero point, and which functions quantize, add and dequantize. The tensor
+twin, how every other op is observed and lowered (``op_table.py``, resolved
+for the framework), and which functions quantize, add, multiply and dequantize. The tensor
 entry points at ``tensor.nn.intrinsic`` and ``tensor.nn.quantized``; the
 torch entry at torch's own ``torch.ao.nn`` modules and ``torch.ops.quantized``,
 so a converted torch model is the one torch's convert_fx builds.
@@ -11,7 +11,6 @@ so a converted torch model is the one torch's convert_fx builds.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._framework import Framework
+from .op_table import OpSet, resolve_op_table
 
 __all__ = ["QuantBackend", "backend_for"]
 
@@ -33,20 +33,20 @@ class QuantBackend:
     conv_relu: type  # fused float modules (Conv2d + ReLU), built as conv_relu(conv, relu)
     linear_relu: type
     quantized_modules: dict[type, type]  # float (or fused) module type -> quantized type
-    shared_modules: tuple[type, ...]  # run on quantized input, keep its qparams
-    shared_functions: tuple[Callable, ...]
-    shared_methods: tuple[str, ...]
-    add_functions: tuple[Callable, ...]
+    ops: dict[str, OpSet]  # op_table's kinds, resolved for this framework
+    fixed_range: dict[Any, str]  # a "fixed" op -> '0to1' or 'neg1to1'
     relu_functions: tuple[Callable, ...]
     quantize_per_tensor: Callable
     quint8: Any
-    quantized_add: Callable
-    quantized_add_relu: Callable
+    # {"add": (quantized add, quantized add_relu), "mul": (...)}, by the float function's name
+    quantized_binary: dict[str, tuple[Callable, Callable]]
     scalar: Callable[[Any], Any]  # a Python number as a 0-d tensor (scale, zero point)
     quantize_weight: Callable[[Any, np.ndarray, np.ndarray], Any]  # per-channel qint8
     # (quantized type, float module, quantized weight, scale, zero point) -> quantized module
     build_quantized: Callable[..., Any]
     wrap_observer: Callable[[Any], Any] = field(default=lambda observer: observer)
+    # (FloatFunctional class, its FX twin's class): prepare_fx swaps the first for the second
+    float_functional: tuple[type, type] | None = None
 
 
 def _tensor_backend() -> QuantBackend:
@@ -62,21 +62,19 @@ def _tensor_backend() -> QuantBackend:
             tensor.from_numpy(zero_points.astype(np.int64)), 0, tensor.qint8,
         )
 
+    ops, fixed_range = resolve_op_table(tensor)
     return QuantBackend(
         conv=nn.Conv2d, linear=nn.Linear, relu_module=nn.ReLU,
         conv_relu=nni.ConvReLU2d, linear_relu=nni.LinearReLU,
         quantized_modules={
             nn.Conv2d: nnq.Conv2d, nni.ConvReLU2d: nnq.ConvReLU2d,
             nn.Linear: nnq.Linear, nni.LinearReLU: nnq.LinearReLU,
+            nn.Dropout: nnq.Dropout, nn.Hardswish: nnq.Hardswish,
         },
-        shared_modules=(nn.MaxPool2d, nn.AdaptiveAvgPool2d, nn.ReLU),
-        shared_functions=(tensor.flatten, tensor.reshape, tensor.relu, F.relu, F.max_pool2d,
-                          F.adaptive_avg_pool2d),
-        shared_methods=("flatten", "reshape", "view", "relu", "contiguous"),
-        add_functions=(operator.add, tensor.add),
+        ops=ops, fixed_range=fixed_range,
         relu_functions=(tensor.relu, F.relu),
         quantize_per_tensor=tensor.quantize_per_tensor, quint8=tensor.quint8,
-        quantized_add=nnq.add, quantized_add_relu=nnq.add_relu,
+        quantized_binary={"add": (nnq.add, nnq.add_relu), "mul": (nnq.mul, nnq.mul_relu)},
         scalar=lambda value: tensor.tensor(value),
         quantize_weight=quantize_weight,
         build_quantized=lambda qtype, module, weight, scale, zp: qtype.from_float(
@@ -101,25 +99,26 @@ def _torch_backend() -> QuantBackend:
             torch.from_numpy(zero_points.astype(np.int64)), 0, torch.qint8,
         )
 
+    ops, fixed_range = resolve_op_table(torch)
+    quantized = torch.ops.quantized
     return QuantBackend(
         conv=nn.Conv2d, linear=nn.Linear, relu_module=nn.ReLU,
         conv_relu=nni.ConvReLU2d, linear_relu=nni.LinearReLU,
         quantized_modules={
             nn.Conv2d: nnq.Conv2d, nni.ConvReLU2d: nniq.ConvReLU2d,
             nn.Linear: nnq.Linear, nni.LinearReLU: nniq.LinearReLU,
+            nn.Dropout: nnq.Dropout, nn.Hardswish: nnq.Hardswish,
         },
-        shared_modules=(nn.MaxPool2d, nn.AdaptiveAvgPool2d, nn.ReLU),
-        shared_functions=(torch.flatten, torch.reshape, torch.relu, F.relu, F.max_pool2d,
-                          F.adaptive_avg_pool2d),
-        shared_methods=("flatten", "reshape", "view", "relu", "contiguous"),
-        add_functions=(operator.add, torch.add),
+        ops=ops, fixed_range=fixed_range,
         relu_functions=(torch.relu, F.relu),
         quantize_per_tensor=torch.quantize_per_tensor, quint8=torch.quint8,
-        quantized_add=torch.ops.quantized.add, quantized_add_relu=torch.ops.quantized.add_relu,
+        quantized_binary={"add": (quantized.add, quantized.add_relu),
+                          "mul": (quantized.mul, quantized.mul_relu)},
         scalar=lambda value: torch.tensor(value),
         quantize_weight=quantize_weight,
         build_quantized=build_torch_quantized,
         wrap_observer=TorchObserver,
+        float_functional=(nnq.FloatFunctional, nnq.FXFloatFunctional),
     )
 
 

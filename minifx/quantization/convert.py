@@ -16,7 +16,8 @@ then turns ``dequantize -> float op -> quantize`` sandwiches into int8 ops.
 The attributes are named after what the observer watched, as torch names
 them: the module's qualified name (``layer1_0_relu_scale_0``), the first
 reader's name plus ``_input`` for a model input (``conv1_input_scale_0``),
-and an empty prefix for a function's output (``_scale_0``).
+and for a function's output the module whose forward called it
+(``layer1_0_scale_0``, from the ``scope`` the trace recorded).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def _prefix(observed: Node, observer_node: Node) -> str:
         first_reader = next(iter(observer_node.users), None)
         base = _prefix(first_reader, observer_node) if first_reader is not None else ""
         return f"{base}_input"
-    return ""
+    return str(observed.meta.get("scope", "")).replace(".", "_")
 
 
 def _fresh_attr(gm: GraphModule, prefix: str) -> str:

@@ -42,16 +42,20 @@ def histogram_of(values: np.ndarray, bins: int, lo: float, hi: float) -> np.ndar
     return np.bincount(index[inside], minlength=bins).astype(np.float64)
 
 
-def rebin_histogram(counts: np.ndarray, lo: float, hi: float, new_lo: float, new_hi: float):
-    """The same counts over a wider range [new_lo, new_hi], each old bin's count shared
-    between the new bins it overlaps in proportion to the overlap."""
+def rebin_histogram(counts: np.ndarray, lo: float, hi: float, new_lo: float, new_hi: float,
+                    upsample: int = 16) -> np.ndarray:
+    """The same counts over a wider range [new_lo, new_hi], torch's way: every old bin is
+    cut into ``upsample`` equal pieces, each carrying its share of the count, and each
+    piece goes to the new bin its midpoint falls in (float32 edges, as torch's)."""
     bins = counts.size
-    old_edges = np.linspace(float(lo), float(hi), bins + 1)
-    new_edges = np.linspace(float(new_lo), float(new_hi), bins + 1)
-    # the cumulative count is piecewise linear in the value; read it at the new edges
-    cumulative = np.concatenate([[0.0], np.cumsum(counts)])
-    at_new_edges = np.interp(new_edges, old_edges, cumulative, left=0.0, right=cumulative[-1])
-    return np.diff(at_new_edges)
+    f32 = np.float32
+    pieces = np.repeat(counts / upsample, upsample)
+    width = (f32(hi) - f32(lo)) / f32(bins * upsample)
+    midpoints = np.linspace(f32(lo), f32(hi), bins * upsample + 1, dtype=f32)[:-1] \
+        + f32(0.5) * width
+    edges = np.linspace(f32(new_lo), f32(new_hi), bins + 1, dtype=f32)
+    index = np.clip(np.searchsorted(edges, midpoints, side="right") - 1, 0, bins - 1)
+    return np.bincount(index, weights=pieces, minlength=bins)
 
 
 # --8<-- [start:error]

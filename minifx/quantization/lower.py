@@ -1,19 +1,24 @@
 """convert_fx's second pass: ``dequantize -> float op -> quantize`` becomes one int8 op.
 
 In the reference graph every quantized value is dequantized before it is
-used and quantized again after. Three patterns take the float op out of its
-sandwich:
+used and quantized again after. Four patterns take the float op out of its
+sandwich (``op_table.py`` names the ops of each kind):
 
 - a layer with a quantized twin (Conv2d, Linear, their fused ReLU forms),
   read through a ``dequantize`` and read only by a ``quantize_per_tensor``:
   the layer module is swapped for its quantized twin, built from the float
   weights (quantized per channel by the QConfig's weight observer) and the
-  output's scale and zero point; it reads the quantized input directly;
-- an ``add`` of two dequantized values (with the ReLU after it), read by a
-  ``quantize_per_tensor``: one call of the quantized add (add_relu) that
-  takes the output's scale and zero point as arguments;
-- a shared op (max pool, flatten, ...) between a dequantize and a quantize
-  with the same parameters: it now runs on the quantized integers.
+  output's scale and zero point; it reads the quantized input directly. A
+  module of the "own" kind (Dropout, Hardswish) is swapped the same way,
+  with no weight;
+- an ``add`` or ``mul`` of two dequantized values (with the ReLU after it),
+  read by a ``quantize_per_tensor``: one call of the quantized op
+  (add_relu, ...) that takes the output's scale and zero point as arguments;
+- an op that shares its input's observer (max pool, flatten, ReLU6, ...),
+  a "fixed" op (hardsigmoid, whose int8 kernel writes the fixed qparams) or
+  a ``cat`` (whose inputs share one observer): it now runs on the quantized
+  integers, and the dequantize and quantize around it go;
+- ``x.size()`` reads the quantized tensor itself (its shape is the same).
 
 What is left is correct as it stands: an op with no int8 kernel keeps its
 ``dequantize`` before and its ``quantize_per_tensor`` after, in float.
@@ -29,7 +34,7 @@ from ..experimental.optimization import replace_node_module
 from ..graph_module import GraphModule
 from ..node import Node
 from .backend import QuantBackend
-from .prepare import add_relu_of, modules_of, node_kind
+from .prepare import add_relu_of, binary_name, modules_of, node_kind
 
 __all__ = ["lower_to_quantized"]
 
@@ -64,13 +69,14 @@ def _drop(gm: GraphModule, *nodes: Node) -> None:
 
 
 def _bypass(gm: GraphModule, node: Node, q: Node, backend: QuantBackend) -> None:
-    """``node`` reads its dequantized input's quantized source and replaces ``q``."""
-    dq = node.args[0]
-    node.replace_input_with(dq, dq.args[0])
+    """``node`` reads its dequantized inputs' quantized sources and replaces ``q``."""
+    dqs = list(node.args[0]) if isinstance(node.args[0], (list, tuple)) else [node.args[0]]
+    for dq in dqs:
+        node.replace_input_with(dq, dq.args[0])
     q.replace_all_uses_with(node)
     scale, zp = q.args[1], q.args[2]
     gm.graph.erase_node(q)
-    _drop(gm, dq, scale, zp)
+    _drop(gm, *dqs, scale, zp)
 
 
 def _quantized_weight(module: Any, qconfig: Any, backend: QuantBackend) -> Any:
@@ -94,40 +100,57 @@ def lower_to_quantized(gm: GraphModule, weight_qconfigs: dict, backend: QuantBac
         if node.op == "call_module" and node.target in float_layers:
             kind = "quantized"  # called again: rebuilt below with this call's qparams,
             # so that every call uses the last call's, as torch's convert_fx does
-        if kind == "quantized" and _is_dequantize(node.args[0]):
+        if kind in ("quantized", "own") and _is_dequantize(node.args[0]):
             q = _only_quantize_reader(node, backend)
-            if q is None or node.target not in weight_qconfigs:
+            if q is None or (kind == "quantized" and node.target not in weight_qconfigs):
                 continue
             module = float_layers.setdefault(node.target, modules[node.target])
             quantized_type = backend.quantized_modules[type(module)]
-            weight = _quantized_weight(module, weight_qconfigs[node.target], backend)
+            weight = None
+            if kind == "quantized":
+                weight = _quantized_weight(module, weight_qconfigs[node.target], backend)
             new = backend.build_quantized(
                 quantized_type, module, weight, _attr_value(gm, q.args[1]),
                 _attr_value(gm, q.args[2]),
             )
             replace_node_module(node, modules, new)
             _bypass(gm, node, q, backend)
-        elif kind == "add" and all(_is_dequantize(a) for a in node.args):
-            relu = add_relu_of(node, modules, backend)
-            last = relu if relu is not None else node
-            q = _only_quantize_reader(last, backend)
-            if q is None:
-                continue
-            target = backend.quantized_add_relu if relu is not None else backend.quantized_add
-            (dq_a, dq_b), scale, zp = node.args, q.args[1], q.args[2]
-            with graph.inserting_before(q):
-                new = graph.call_function(target, (dq_a.args[0], dq_b.args[0], scale, zp))
-            q.replace_all_uses_with(new)
-            graph.erase_node(q)
-            if relu is not None:
-                graph.erase_node(relu)
-            graph.erase_node(node)
-            _drop(gm, dq_a, dq_b)
-        elif kind == "shared" and node.args and _is_dequantize(node.args[0]):
+        elif kind == "binary" and all(_is_dequantize(a) for a in node.args):
+            _lower_binary(gm, node, modules, backend)
+        elif kind in ("shares", "fixed") and node.args and _is_dequantize(node.args[0]):
+            q = _only_quantize_reader(node, backend)
+            if q is not None:
+                _bypass(gm, node, q, backend)
+        elif kind == "info" and _is_dequantize(node.args[0]):  # x.size() reads x as it is
+            dq = node.args[0]
+            node.replace_input_with(dq, dq.args[0])
+            _drop(gm, dq)
+        elif kind == "cat" and all(_is_dequantize(a) for a in node.args[0]):
             q = _only_quantize_reader(node, backend)
             if q is not None:
                 _bypass(gm, node, q, backend)
     gm.delete_all_unused_submodules()
     gm.recompile()
 # --8<-- [end:lower]
+
+
+def _lower_binary(gm: GraphModule, node: Node, modules: dict, backend: QuantBackend) -> None:
+    """``q(relu?(dq(a) op dq(b)))`` becomes ``quantized.op(a, b, scale, zero_point)``."""
+    relu = add_relu_of(node, modules, backend)
+    last = relu if relu is not None else node
+    q = _only_quantize_reader(last, backend)
+    if q is None:
+        return
+    plain, with_relu = backend.quantized_binary[binary_name(node)]
+    (dq_a, dq_b), scale, zp = node.args, q.args[1], q.args[2]
+    with gm.graph.inserting_before(q):
+        new = gm.graph.call_function(
+            with_relu if relu is not None else plain, (dq_a.args[0], dq_b.args[0], scale, zp)
+        )
+    q.replace_all_uses_with(new)
+    gm.graph.erase_node(q)
+    if relu is not None:
+        gm.graph.erase_node(relu)
+    gm.graph.erase_node(node)
+    _drop(gm, dq_a, dq_b)
 

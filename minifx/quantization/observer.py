@@ -34,6 +34,7 @@ import tensor.nn as nn
 from .histogram import histogram_of, rebin_histogram, search_clipping_range
 
 __all__ = [
+    "FixedQParamsObserver",
     "HistogramObserver",
     "MinMaxObserver",
     "ObserverBase",
@@ -308,3 +309,30 @@ class PlaceholderObserver(ObserverBase):
 
     def observe(self, values: np.ndarray) -> None:
         return None
+
+
+class FixedQParamsObserver(ObserverBase):
+    """Qparams known before any data: an op whose values always lie in a fixed range
+    (hardsigmoid and sigmoid in [0, 1]) gets the scale and zero point of that range,
+    so that its int8 kernel can write its result without being told them."""
+
+    def __init__(self, scale: float, zero_point: int, dtype: Any = tensor.quint8,
+                 qscheme: Any = tensor.per_tensor_affine, quant_min: int = 0,
+                 quant_max: int = 255, **kwargs: Any) -> None:
+        super().__init__(dtype=dtype, qscheme=qscheme, quant_min=quant_min,
+                         quant_max=quant_max, **kwargs)
+        self.scale = float(scale)
+        self.zero_point = int(zero_point)
+
+    @property
+    def has_data(self) -> bool:
+        return True
+
+    def observe(self, values: np.ndarray) -> None:
+        return None
+
+    def calculate_qparams(self) -> tuple[float, int]:
+        return self.scale, self.zero_point
+
+    def extra_repr(self) -> str:
+        return f"scale={self.scale}, zero_point={self.zero_point}"

@@ -43,7 +43,12 @@ class TorchObserver(torch.nn.Module):
 def build_torch_quantized(
     quantized_type: type, module: Any, weight: Any, scale: Any, zp: Any
 ) -> Any:
-    """torch's quantized module for a float (or fused) torch module, with our qparams."""
+    """torch's quantized module for a float (or fused) torch module, with our qparams.
+
+    A module without weights (Dropout, Hardswish) is built by torch's ``from_reference``.
+    """
+    if weight is None:
+        return quantized_type.from_reference(module, float(scale), int(zp))
     layer = module[0] if hasattr(module, "__getitem__") else module
     if hasattr(layer, "in_features"):
         new = quantized_type(layer.in_features, layer.out_features)

@@ -8,17 +8,31 @@ no float tensor is made in between. ``convert_fx`` builds them with
 parameters that calibration found.
 """
 
-from .functional import add, add_relu
-from .modules import Conv2d, ConvReLU2d, DeQuantize, Linear, LinearReLU, Quantize, ReLU
+from .functional import add, add_relu, mul, mul_relu
+from .modules import (
+    Conv2d,
+    ConvReLU2d,
+    DeQuantize,
+    Dropout,
+    Hardswish,
+    Linear,
+    LinearReLU,
+    Quantize,
+    ReLU,
+)
 
 __all__ = [
     "Conv2d",
     "ConvReLU2d",
     "DeQuantize",
+    "Dropout",
+    "Hardswish",
     "Linear",
     "LinearReLU",
     "Quantize",
     "ReLU",
     "add",
     "add_relu",
+    "mul",
+    "mul_relu",
 ]

@@ -1,4 +1,5 @@
-"""Quantized Linear, Conv2d and their fused ReLU forms, ReLU, Quantize and DeQuantize."""
+"""Quantized Linear, Conv2d and their fused ReLU forms, ReLU, Hardswish, Dropout, Quantize and
+DeQuantize."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ import numpy as np
 from ..._dtype import dtype, qint8, quint8
 from ..._functions import zeros
 from ..._quantized import QTensor, quantize_per_tensor
+from ..._quantized_elementwise import qhardswish
 from ..._quantized_ops import qconv2d, qlinear
 from ..._tensor import Tensor
 from .. import functional as F
 from ..module import Module
 
-__all__ = ["Conv2d", "ConvReLU2d", "DeQuantize", "Linear", "LinearReLU", "Quantize", "ReLU"]
+__all__ = [
+    "Conv2d", "ConvReLU2d", "DeQuantize", "Dropout", "Hardswish", "Linear", "LinearReLU",
+    "Quantize", "ReLU",
+]
 
 
 def _float(value: Any) -> float:
@@ -179,3 +184,43 @@ class DeQuantize(Module):
         return x.dequantize()
 
 
+
+
+class Hardswish(Module):
+    """Hardswish on a quantized tensor, quantized with the output's ``scale`` and
+    ``zero_point`` (its values are not in the input's range)."""
+
+    def __init__(self, scale: float, zero_point: int) -> None:
+        super().__init__()
+        self.scale, self.zero_point = _float(scale), _int(zero_point)
+
+    def _get_name(self) -> str:
+        return "QuantizedHardswish"
+
+    def forward(self, x: QTensor) -> QTensor:
+        return qhardswish(x, self.scale, self.zero_point)
+
+    def extra_repr(self) -> str:
+        return f"scale={self.scale}, zero_point={self.zero_point}"
+
+    @classmethod
+    def from_float(cls, mod: Module, weight: None, scale: float, zero_point: int) -> Hardswish:
+        return cls(scale, zero_point)
+
+
+class Dropout(Module):
+    """Dropout of a quantized (so evaluated) model: the identity, as torch's."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        self.p, self.inplace = p, inplace
+
+    def _get_name(self) -> str:
+        return "QuantizedDropout"
+
+    def forward(self, x: QTensor) -> QTensor:
+        return x
+
+    @classmethod
+    def from_float(cls, mod: Module, weight: None, scale: float, zero_point: int) -> Dropout:
+        return cls(mod.p, mod.inplace)
