@@ -2,40 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-
 import torch
-import torch.library
 
+from tests.published import import_torchvision
 
-@contextlib.contextmanager
-def _fake_kernels_only_for_loaded_ops():
-    # PyPI's torchvision wheel is a CUDA build whose C++ ops (torchvision::nms, ...) do not
-    # load with the CPU torch; importing torchvision then fails in _meta_registrations.py,
-    # which registers fake kernels for nms and qnms with torch.library.register_fake (its
-    # other ops are skipped by torchvision itself when _C is missing). While torchvision is
-    # imported, register_fake passes over torchvision ops that do not exist; the
-    # classification models never call them.
-    original = torch.library.register_fake
+import_torchvision()  # beside the CPU torch: see minifx.frameworks.published
 
-    def register_fake(op, *args, **kwargs):
-        if isinstance(op, str) and op.startswith("torchvision::"):
-            name = op.split("::", 1)[1].split(".")[0]
-            if not hasattr(torch.ops.torchvision, name):
-                return lambda fn=None: fn
-        return original(op, *args, **kwargs)
-
-    torch.library.register_fake = register_fake
-    try:
-        yield
-    finally:
-        torch.library.register_fake = original
-
-
-with _fake_kernels_only_for_loaded_ops():
-    import torchvision  # noqa: F401
-
-import torchvision.models as models  # noqa: E402
+import torchvision.models as models  # noqa: E402, I001
 import torchvision.models.quantization as quantizable  # noqa: E402
 
 BUILDERS = {
