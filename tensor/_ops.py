@@ -82,7 +82,8 @@ def _sigmoid(a):
 def _gelu(a):
     # the exact form torch uses by default: x * Phi(x), Phi the normal CDF
     phi = _erf(a.astype(np.float64) / math.sqrt(2.0)).astype(np.float64)
-    return (0.5 * a * (1.0 + phi)).astype(a.dtype)
+    with np.errstate(invalid="ignore"):  # gelu(-inf) is -inf * 0: NaN, as in torch
+        return (0.5 * a * (1.0 + phi)).astype(a.dtype)
 
 
 def _mean(a, axis, keepdims):
