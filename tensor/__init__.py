@@ -42,6 +42,7 @@ int = int32  # noqa: A001
 __version__ = "0.1.0"
 
 from . import nn, overrides, testing  # noqa: E402  (nn builds on everything above)
+from . import dispatch, fake, ops  # noqa: E402, I001  (the primitives and modes, chapter 12)
 
 __all__ = [
     *_functions.__all__,

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import backend as _backend
+from . import dispatch as _dispatch
 from ._dtype import (
     DEFAULT_FLOAT,
     as_dtype,
@@ -74,7 +75,11 @@ def _array_as(x, np_dtype) -> np.ndarray:
     """The array of a Tensor or Python number, converted to `np_dtype` if needed."""
     if isinstance(x, Tensor):
         arr = x._array
-        return arr if arr.dtype == np_dtype else arr.astype(np_dtype)
+        if arr.dtype == np_dtype:
+            return arr
+        if _dispatch._routing:  # a conversion is a primitive: modes see it
+            return _dispatch.primitive("to_dtype")(x, from_numpy_dtype(np_dtype))._array
+        return arr.astype(np_dtype)
     return np.asarray(x, dtype=np_dtype)
 
 
@@ -176,7 +181,10 @@ def _filled(size, dtype_, fill, name: str) -> Tensor:
             f"{name}(): Trying to create tensor with negative dimension "
             f"{builtins.min(shape)}: {list(shape)}"
         )
-    return _wrap(np.full(shape, fill, dtype=_dtype_or(dtype_, DEFAULT_FLOAT).numpy_dtype))
+    dt = _dtype_or(dtype_, DEFAULT_FLOAT)
+    if _dispatch._routing:  # creation is a primitive: a fake mode allocates nothing
+        return _dispatch.primitive("full")(shape, fill, dt)
+    return _wrap(np.full(shape, fill, dtype=dt.numpy_dtype))
 
 
 @_public
@@ -227,6 +235,8 @@ def _random(size, dtype_, name: str, draw) -> Tensor:
     target = _dtype_or(dtype_, DEFAULT_FLOAT)
     if not target.is_floating_point:
         raise TypeError(f"{name}(): unsupported dtype {target!r}: random values need a float dtype")
+    if _dispatch._routing:
+        return _dispatch.primitive(name)(shape, target)
     return _wrap(draw(shape, target.numpy_dtype))
 
 
@@ -304,7 +314,7 @@ def unary_op(op: str, input: Tensor) -> Tensor:
     kind = arr.dtype.kind
     if op in FLOAT_ONLY:
         if kind != "f":
-            arr = arr.astype(DEFAULT_FLOAT.numpy_dtype)
+            arr = _array_as(input, DEFAULT_FLOAT.numpy_dtype)
     elif kind == "b":
         raise TypeError(
             f"{op}(): unsupported dtype tensor.bool (use logical operations on bool tensors)"
@@ -891,6 +901,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                     f"list.{in_op('cat', *(t._array.shape for t in items))}"
                 )
     arrays = [_array_as(t, dt.numpy_dtype) for t in kept]
+    if _dispatch._routing:
+        return _dispatch.primitive("cat")([Tensor._from_array(a) for a in arrays], d)
     return _wrap(np.concatenate(arrays, axis=d))
 
 
@@ -908,7 +920,10 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             )
     d = _wrap_dim(dim, first.ndim + 1, "stack")
     dt = result_type(*items)
-    return _wrap(np.stack([_array_as(t, dt.numpy_dtype) for t in items], axis=d))
+    arrays = [_array_as(t, dt.numpy_dtype) for t in items]
+    if _dispatch._routing:
+        return _dispatch.primitive("stack")([Tensor._from_array(a) for a in arrays], d)
+    return _wrap(np.stack(arrays, axis=d))
 
 
 # ---------------------------------------------------------------------------
@@ -968,6 +983,9 @@ def _in_place(op_impl, name: str, op: str):
                 f"{self.dtype!r}"
             )
         check_writable(target, name)
+        if _dispatch._routing:  # an in-place write is a primitive: a graph must see it
+            _dispatch.primitive("copy_")(self, result)
+            return self
         np.copyto(target, result._array, casting="same_kind")
         return self
 

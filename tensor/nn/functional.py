@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _functions as _core
+from .. import dispatch as _dispatch
 from .._dtype import as_dtype, dtype
 from .._shape import in_op as _in_op
 from .._shape import output_hw
@@ -164,7 +165,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
         raise TypeError("relu(): not supported for dtype tensor.bool")
     if inplace:
         if not ops().unary_("relu", array):  # the kernel writes into the tensor itself
-            array[...] = ops().unary("relu", array)
+            _write(input, ops().unary("relu", array))
         return input
     return _wrap(ops().unary("relu", array))
 
@@ -192,9 +193,17 @@ def _in_place_or_new(input: Tensor, array: np.ndarray, result: np.ndarray,
                      inplace: bool) -> Tensor:
     """``result`` as a new tensor, or written into ``input`` when ``inplace``."""
     if inplace:
-        array[...] = result
+        _write(input, result)
         return input
     return _wrap(result)
+
+
+def _write(input: Tensor, result: np.ndarray) -> None:
+    """``input[...] = result``; while a dispatch mode is on, the primitive ``copy_``."""
+    if _dispatch._routing:
+        _dispatch.primitive("copy_")(input, Tensor._from_array(result))
+    else:
+        input._array[...] = result
 
 
 def _hard_ramp(array: np.ndarray) -> np.ndarray:
@@ -316,9 +325,17 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         keep = _core.rand(array.shape)._array >= p  # the tensor RNG: manual_seed applies
         result = np.where(keep, array * array.dtype.type(1.0 / (1.0 - p)), 0).astype(array.dtype)
     if inplace:
-        array[...] = result
+        _write(input, result)
         return input
     return _wrap(result)
+
+
+def _write(input: Tensor, result: np.ndarray) -> None:
+    """``input[...] = result``; while a dispatch mode is on, the primitive ``copy_``."""
+    if _dispatch._routing:
+        _dispatch.primitive("copy_")(input, Tensor._from_array(result))
+    else:
+        input._array[...] = result
 
 
 # ------------------------------------------------------------------ linear and conv
