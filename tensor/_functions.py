@@ -38,7 +38,7 @@ from ._ops import FLOAT_ONLY, OPS, Op
 from ._shape import broadcast_shapes, in_op
 from ._size import Size
 from ._tensor import Tensor, _array_from_data, _shape_arg, _wrap_dim, check_writable
-from .overrides import dispatch, tensor_function
+from .overrides import _function_modes, dispatch, tensor_function
 
 _NUMBER_TYPES = (int, float, np.number, np.bool_)
 Scalar = int | float | bool  # a Python number used as an operand
@@ -463,7 +463,7 @@ def _plain_first(name: str, binary: bool, reflected: bool, general):
     if reflected:
 
         def plain_first(input, other):  # 2.0 * x: Python asks x.__rmul__(2.0)
-            if type(input) is _Tensor_new:
+            if type(input) is _Tensor_new and not _function_modes:
                 a, kind = input._array, type(other)
                 if kind is float and a.dtype.kind == "f" and "f" in kinds:
                     result = _new_tensor(_Tensor_new)  # the number stays a Python float
@@ -478,7 +478,7 @@ def _plain_first(name: str, binary: bool, reflected: bool, general):
     else:
 
         def plain_first(input, other, **kwargs):
-            if type(input) is _Tensor_new and not kwargs:
+            if type(input) is _Tensor_new and not kwargs and not _function_modes:
                 a, kind = input._array, type(other)
                 if kind is _Tensor_new:
                     b = other._array
