@@ -33,29 +33,46 @@ def _dtype(*xs):
     return np.result_type(*xs)
 
 
+def like(shape, dtype, *operands):
+    """An elementwise result: laid out as its first operand of the same shape (the
+    kernels keep a transposed input's order, as NumPy's and torch's do), else row-major."""
+    for x in operands:
+        if not isinstance(x, np.ndarray) or x.shape != tuple(shape):
+            continue
+        if x.ndim > 1 and not x.flags.c_contiguous and 0 not in x.strides:
+            order = sorted(range(x.ndim), key=lambda d: -abs(x.strides[d]))  # outermost first
+            strides, step = [0] * x.ndim, np.dtype(dtype).itemsize
+            for d in reversed(order):
+                strides[d] = step
+                step *= max(shape[d], 1)
+            return fake_array(shape, dtype, tuple(strides))
+        break
+    return fake_array(shape, dtype)
+
+
 def unary(name):
-    return lambda a: fake_array(a.shape, a.dtype)
+    return lambda a: like(a.shape, a.dtype, a)
 
 
 def binary(name):
     def meta(a, b):
         if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype != b.dtype:
             raise RuntimeError(f"{name}(): operands must share a dtype, got {a.dtype} and {b.dtype}")
-        return fake_array(broadcast_shapes(name, _shape(a), _shape(b)), _dtype(a, b))
+        return like(broadcast_shapes(name, _shape(a), _shape(b)), _dtype(a, b), a, b)
     return meta
 
 
 def compare(name):
-    return lambda a, b: fake_array(broadcast_shapes(name, _shape(a), _shape(b)), np.bool_)
+    return lambda a, b: like(broadcast_shapes(name, _shape(a), _shape(b)), np.bool_, a, b)
 
 
 def where(cond, a, b):
     shape = broadcast_shapes("where", broadcast_shapes("where", _shape(cond), _shape(a)), _shape(b))
-    return fake_array(shape, _dtype(a, b))
+    return like(shape, _dtype(a, b), cond, a, b)
 
 
 def clamp(a, lo, hi):
-    return fake_array(a.shape, a.dtype)
+    return like(a.shape, a.dtype, a)
 
 
 def _reduced(shape, dims, keepdim) -> tuple:
@@ -76,7 +93,7 @@ def argmax(a, dim, keepdim):
 
 
 def rows(a, dim):  # softmax, log_softmax
-    return fake_array(a.shape, a.dtype)
+    return like(a.shape, a.dtype, a)
 
 
 def matmul(a, b):

@@ -139,6 +139,8 @@ def wrap_array(arr):
 
 
 def _tensors(out, args):
+    if isinstance(out, np.generic):  # a kernel may answer a 0-d result as a NumPy scalar
+        out = np.asarray(out)
     if isinstance(out, np.ndarray):
         for a in args:  # an in-place primitive answers its own argument
             if isinstance(a, Tensor) and a._array is out:
