@@ -12,7 +12,6 @@ no data, so the view's own code runs on the FakeArray (see `tensor.ops`).
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ._fake_array import fake_array
@@ -57,7 +56,8 @@ def unary(name):
 def binary(name):
     def meta(a, b):
         if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype != b.dtype:
-            raise RuntimeError(f"{name}(): operands must share a dtype, got {a.dtype} and {b.dtype}")
+            raise RuntimeError(
+                f"{name}(): operands must share a dtype, got {a.dtype} and {b.dtype}")
         return like(broadcast_shapes(name, _shape(a), _shape(b)), _dtype(a, b), a, b)
     return meta
 

@@ -31,38 +31,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import dispatch, ops
+from . import dispatch
 from ._fake_array import FakeArray, fake_array
+from ._fake_tensor import FakeTensor
 from ._tensor import Tensor
 
 __all__ = ["FakeTensor", "FakeTensorMode"]
-
-
-class FakeTensor(Tensor):
-    """A Tensor with metadata and no data; made by `FakeTensorMode.from_tensor` or
-    by any op under a FakeTensorMode."""
-
-    @property
-    def fake_mode(self) -> FakeTensorMode | None:
-        return self._array.fake_mode
-
-    @classmethod
-    def __tensor_function__(cls, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        mode = ops._fake_mode_of(list(args) + list(kwargs.values()))
-        if mode is not None and mode not in dispatch._modes:
-            with mode:  # used after its with block: the mode comes back for the call
-                return super().__tensor_function__(func, types, args, kwargs)
-        return super().__tensor_function__(func, types, args, kwargs)
-
-    def numpy(self):
-        raise RuntimeError("numpy(): a FakeTensor has no data (shape, dtype and strides only)")
-
-    def __array__(self, dtype=None, copy=None):
-        raise RuntimeError("a FakeTensor has no data to convert to a NumPy array")
-
-    def __repr__(self) -> str:
-        return f"FakeTensor(..., size={tuple(self.shape)}, dtype={self.dtype!r})"
 
 
 class FakeTensorMode(dispatch.TensorDispatchMode):

@@ -45,6 +45,7 @@ from . import _functions, _meta, dispatch
 from . import backend as _backend
 from ._dtype import as_dtype
 from ._fake_array import FakeArray
+from ._fake_tensor import FakeTensor, fake_mode_of
 from ._ops import OPS
 from ._tensor import Tensor
 
@@ -82,7 +83,7 @@ class OpOverload:
     def __call__(self, *args, **kwargs):
         if dispatch._modes:
             return dispatch.call_with_modes(self, _tensor_types(args), args, kwargs)
-        fake = _fake_mode_of(args)
+        fake = fake_mode_of(args)
         if fake is not None:  # a fake tensor outside its mode: enter it, as torch does
             with fake:
                 return self(*args, **kwargs)
@@ -122,18 +123,9 @@ def _tensor_types(args) -> tuple:
     return tuple(types)
 
 
-def _fake_mode_of(args):
-    for a in args:
-        for v in a if isinstance(a, (tuple, list)) else (a,):
-            if isinstance(v, Tensor) and isinstance(v._array, FakeArray):
-                return v._array.fake_mode
-    return None
-
-
 def wrap_array(arr):
     """A Tensor around a kernel's array (a FakeTensor around a FakeArray)."""
     if isinstance(arr, FakeArray):
-        from .fake import FakeTensor  # noqa: PLC0415 (fake imports ops; see the note there)
         return FakeTensor._from_array(arr)
     return Tensor._from_array(arr)
 

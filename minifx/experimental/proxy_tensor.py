@@ -45,7 +45,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-
 import tensor
 from tensor import Tensor
 from tensor.dispatch import TensorDispatchMode
@@ -158,9 +157,9 @@ def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
 
     def traced(*args: Any) -> GraphModule:
         graph = Graph()
-        recorder = _Recorder(graph, _named_tensors(fn),
-                             {f: d for f, d in table.items() if isinstance(f, tensor.ops.OpOverload)})
-        public = {f: d for f, d in table.items() if not isinstance(f, tensor.ops.OpOverload)}
+        primitive = {f: d for f, d in table.items() if isinstance(f, tensor.ops.OpOverload)}
+        public = {f: d for f, d in table.items() if f not in primitive}
+        recorder = _Recorder(graph, _named_tensors(fn), primitive)
         fake = FakeTensorMode() if tracing_mode == "fake" else None
         inputs = [fake.from_tensor(a) if fake and isinstance(a, Tensor) else a for a in args]
         for i, value in enumerate(inputs):
