@@ -1,14 +1,15 @@
 """FakeArray: a NumPy array with a shape, a dtype and strides, and no data.
 
 A fake tensor's storage is a `FakeArray`: an ``as_strided`` window of the
-right shape and strides over a buffer of ONE element. Everything NumPy does
+right shape and strides over memory that is reserved and never used (an
+anonymous mapping; see `_reserve`). Everything NumPy does
 with metadata alone (``.shape``, ``.strides``, views: ``transpose``,
 ``reshape`` when it can be a view, basic slicing, ``None`` indexing) works
 unchanged and costs nothing, so the front end's own checks and views run
 on it as on real data: a shape error is the same error.
 
-Everything that would read or write elements is intercepted, because the
-window's strides point past its one element: ufuncs and NumPy functions
+Everything that would read or write elements is intercepted, so that no
+element is ever computed or stored: ufuncs and NumPy functions
 answer a new FakeArray of the result's shape and dtype (computed from 0-d
 samples, so NumPy's own dtype rules decide), copies (``astype``, ``copy``,
 a ``reshape`` that cannot be a view) answer a fresh contiguous FakeArray,
@@ -17,6 +18,9 @@ raises: a fake tensor has no data to give.
 """
 
 from __future__ import annotations
+
+import mmap
+import sys
 
 import numpy as np
 
@@ -40,10 +44,34 @@ def fake_array(shape, dtype, strides=None, mode=None) -> FakeArray:
     shape = tuple(int(s) for s in shape)
     if strides is None:
         strides = contiguous_strides(shape, dtype.itemsize)
-    window = np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape, tuple(strides))
+    window = np.lib.stride_tricks.as_strided(_reserve(shape, strides, dtype), shape,
+                                             tuple(strides))
     out = window.view(FakeArray)
     out.fake_mode = mode
     return out
+
+
+_MAP_NORESERVE = 0x4000  # Linux: reserve address space only (Python 3.11's mmap lacks the name)
+
+
+def _reserve(shape, strides, dtype) -> np.ndarray:
+    """The memory a window of ``shape`` and ``strides`` spans, reserved and never used.
+
+    The FakeArray's own methods never touch elements; this is the safety net
+    for NumPy code that copies behind their back (``np.ascontiguousarray``,
+    ``np.array``): it then reads zeros instead of memory beyond the buffer.
+    An anonymous mapping costs address space, not memory: the kernel gives
+    pages only when they are written, and reading maps its shared zero page.
+    """
+    extent = dtype.itemsize
+    if all(shape):
+        extent += sum((size - 1) * abs(stride) for size, stride in zip(shape, strides))
+    if extent <= 4096:
+        return np.zeros(max(extent // dtype.itemsize, 1), dtype)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+    if sys.platform.startswith("linux"):
+        flags |= _MAP_NORESERVE
+    return np.frombuffer(mmap.mmap(-1, extent, flags=flags), dtype, extent // dtype.itemsize)
 
 
 def _no_data(what: str):

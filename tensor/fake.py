@@ -1,8 +1,8 @@
 """Fake tensors: shape, dtype and strides, no data (torch's FakeTensor and FakeTensorMode).
 
 A `FakeTensor` is a Tensor whose storage is a `FakeArray`
-(`tensor._fake_array`): a window of the right shape and strides over one
-element. `FakeTensorMode` is a dispatch mode (`tensor.dispatch`) that
+(`tensor._fake_array`): a window of the right shape and strides over
+memory that is reserved and never used. `FakeTensorMode` is a dispatch mode (`tensor.dispatch`) that
 answers every primitive with its meta function (`tensor.ops`, next to the
 kernel it stands for), so a whole forward pass runs its checks, its views
 and its shape arithmetic, and computes nothing::
