@@ -127,7 +127,7 @@ def _size(shape: tuple[int, ...]) -> str:
 def _as_batched(array: np.ndarray, op: str) -> tuple[np.ndarray, bool]:
     """Accept (C, H, W) or (N, C, H, W); return the 4-d array and whether it was unbatched."""
     if array.ndim == 3:
-        return array[None], True
+        return _index(array, None), True
     if array.ndim == 4:
         return array, False
     raise RuntimeError(
@@ -137,7 +137,15 @@ def _as_batched(array: np.ndarray, op: str) -> tuple[np.ndarray, bool]:
 
 
 def _unbatch(array: np.ndarray, unbatched: bool) -> Tensor:
-    return _wrap(array[0] if unbatched else array)
+    return _wrap(_index(array, 0) if unbatched else array)
+
+
+def _index(array: np.ndarray, index) -> np.ndarray:
+    """``array[index]``; while a dispatch mode is on, the primitive ``getitem``, so that
+    a traced graph knows where the view came from."""
+    if _dispatch._routing:
+        return _dispatch.primitive("getitem")(Tensor._from_array(array), index)._array
+    return array[index]
 
 
 def _normalize_dim(dim: int, ndim: int, op: str) -> int:
@@ -176,6 +184,13 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     array = _float_array(input, "gelu")
     if approximate == "none":
         return _wrap(ops().unary("gelu", array))
+    if approximate == "tanh" and _dispatch._routing:  # the same formula, as primitives
+        b = ops()
+        cube = b.binary("pow", array, array.dtype.type(3))
+        inner = b.binary("add", array, b.binary_scalar("mul", cube, 0.044715, False))
+        inner = b.unary("tanh", b.binary_scalar("mul", inner, math.sqrt(2.0 / math.pi), False))
+        return _wrap(b.binary("mul", b.binary_scalar("mul", array, 0.5, False),
+                              b.binary_scalar("add", inner, 1.0, False)))
     if approximate == "tanh":
         c = array.dtype.type(math.sqrt(2.0 / math.pi))
         inner = ops().unary("tanh", c * (array + array.dtype.type(0.044715) * array**3))
@@ -318,7 +333,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     array = _float_array(input, "dropout")
     if not training or p == 0.0:
-        return input if inplace else _wrap(array.copy())
+        return input if inplace else Tensor.clone.__wrapped__(input)
     if p == 1.0:
         result = np.zeros_like(array)
     else:
