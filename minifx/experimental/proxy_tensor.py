@@ -28,11 +28,12 @@ them after the ATen op).
 How values find their nodes: each primitive's result is a Tensor around a
 NumPy array (a FakeArray under fake tensors); the recorder keys nodes by
 that array's identity and keeps the arrays alive while tracing. An array
-that reaches a primitive, that no primitive made, and that is a view of one
-that was, was made by front-end code outside the primitive table: that is
-refused with an error naming the primitive, since the graph would silently
-lose the view. (BatchNorm's training statistics are such code: trace in
-``eval()`` mode.)
+that reaches a primitive, that no primitive made, and that shares memory
+with one that was, was made by front-end code outside the primitive table:
+that is refused with an error naming the primitive, since the graph would
+silently lose the view. Two parts of `tensor.nn` are such code:
+attention (tensor/nn/_attention.py), and BatchNorm's training statistics
+(trace in ``eval()`` mode).
 
 ``decomposition_table`` maps a public op (``tensor.nn.functional.gelu``)
 or a primitive (``tensor.ops.linear``) to a function that computes it from
@@ -65,6 +66,7 @@ class _Recorder(TensorDispatchMode):
         self.graph = graph
         self.nodes: dict[int, Node] = {}  # id(array) -> the node that made it
         self.alive: list[Any] = []  # the arrays, so that no id is reused while tracing
+        self.memory: set[int] = set()  # the memory those arrays are views of (_memory_of)
         self.named = named  # id(array) -> qualified name of a parameter or buffer
         self.constants: dict[str, Any] = {}  # get_attr target -> tensor
         self.decompositions = decompositions
@@ -72,21 +74,19 @@ class _Recorder(TensorDispatchMode):
     def bind(self, value: Tensor, node: Node) -> None:
         self.nodes[id(value._array)] = node
         self.alive.append(value._array)
+        self.memory.add(id(_memory_of(value._array)))
 
     def node_of(self, value: Tensor, func: Any) -> Node:
         arr = value._array
         node = self.nodes.get(id(arr))
         if node is not None:
             return node
-        base = arr.base
-        while base is not None:
-            if id(base) in self.nodes:
-                raise RuntimeError(
-                    f"make_fx: an argument of {func!r} is a view made outside the tensor.ops "
-                    "primitives (front-end code the dispatch mode cannot see); the graph would "
-                    "lose it")
-            base = base.base
         name = self.named.get(id(arr))
+        if name is None and id(_memory_of(arr)) in self.memory:
+            raise RuntimeError(
+                f"make_fx: an argument of {func!r} shares memory with a traced value but no "
+                "tensor.ops primitive made it: a view computed outside the primitives (front-end "
+                "code the dispatch mode cannot see); the graph would lose it")
         if name is None:
             prefix = "_param_constant" if isinstance(value, tensor.nn.Parameter) else \
                 "_tensor_constant"
@@ -116,6 +116,13 @@ class _Recorder(TensorDispatchMode):
         if isinstance(out, Tensor):
             self.bind(out, node)
         return out
+
+
+def _memory_of(arr: Any) -> Any:
+    """The object that owns an array's memory: the end of its chain of ``.base``."""
+    while getattr(arr, "base", None) is not None:
+        arr = arr.base
+    return arr
 
 
 class _Decomposer(TensorFunctionMode):
