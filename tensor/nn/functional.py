@@ -213,6 +213,28 @@ def _in_place_or_new(input: Tensor, array: np.ndarray, result: np.ndarray,
     return _wrap(result)
 
 
+def _batch_stats_as_primitives(x, axes, stats, momentum, count):
+    """batch_norm's training statistics and running-stat updates, each step a primitive."""
+    b, channels = ops(), x.shape[1]
+    mean = b.reduce("mean", x, axes, False)
+    shaped = _dispatch.primitive("reshape")(
+        Tensor._from_array(mean), (1, channels) + (1,) * (x.ndim - 2))._array
+    centred = b.binary("sub", x, shaped)
+    var = b.reduce("mean", b.binary("mul", centred, centred), axes, False)
+    for name, new in (("running_mean", mean), ("running_var", var)):
+        running = stats[name]
+        if running is None:
+            continue
+        if name == "running_var":
+            new = b.binary_scalar("mul", b.binary_scalar("mul", new, momentum, True),
+                                  count / (count - 1), False)
+        else:
+            new = b.binary_scalar("mul", new, momentum, True)
+        moved = b.binary("add", b.binary_scalar("mul", running, 1 - momentum, True), new)
+        _dispatch.primitive("copy_")(Tensor._from_array(running), Tensor._from_array(moved))
+    return mean, var
+
+
 def _write(input: Tensor, result: np.ndarray) -> None:
     """``input[...] = result``; while a dispatch mode is on, the primitive ``copy_``."""
     if _dispatch._routing:
@@ -343,6 +365,28 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         _write(input, result)
         return input
     return _wrap(result)
+
+
+def _batch_stats_as_primitives(x, axes, stats, momentum, count):
+    """batch_norm's training statistics and running-stat updates, each step a primitive."""
+    b, channels = ops(), x.shape[1]
+    mean = b.reduce("mean", x, axes, False)
+    shaped = _dispatch.primitive("reshape")(
+        Tensor._from_array(mean), (1, channels) + (1,) * (x.ndim - 2))._array
+    centred = b.binary("sub", x, shaped)
+    var = b.reduce("mean", b.binary("mul", centred, centred), axes, False)
+    for name, new in (("running_mean", mean), ("running_var", var)):
+        running = stats[name]
+        if running is None:
+            continue
+        if name == "running_var":
+            new = b.binary_scalar("mul", b.binary_scalar("mul", new, momentum, True),
+                                  count / (count - 1), False)
+        else:
+            new = b.binary_scalar("mul", new, momentum, True)
+        moved = b.binary("add", b.binary_scalar("mul", running, 1 - momentum, True), new)
+        _dispatch.primitive("copy_")(Tensor._from_array(running), Tensor._from_array(moved))
+    return mean, var
 
 
 def _write(input: Tensor, result: np.ndarray) -> None:
@@ -602,6 +646,9 @@ def batch_norm(
                 f"{_size(x.shape)}"
             )
         axes = (0,) + tuple(range(2, x.ndim))
+        if _dispatch._routing:  # the same statistics, as primitives a mode can see
+            mean, var = _batch_stats_as_primitives(x, axes, stats, momentum, count)
+            return _wrap(ops().batch_norm(x, mean, var, w, b, eps))
         mean = ops().reduce("mean", x, axes, False)
         centred = x - mean.reshape((1, channels) + (1,) * (x.ndim - 2))
         var = ops().reduce("mean", centred * centred, axes, False)

@@ -7,6 +7,8 @@ second input would show it), and the layer's output under a FakeTensorMode
 has the real output's shape, dtype and strides.
 """
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -22,6 +24,7 @@ LAYERS = {  # name -> (layer, input shape)
     "conv2d_groups": (lambda: nn.Conv2d(4, 8, 3, stride=2, dilation=2, groups=2), (2, 4, 9, 9)),
     "conv2d_unbatched": (lambda: nn.Conv2d(3, 4, 3), (3, 8, 8)),
     "batch_norm_eval": (lambda: nn.BatchNorm2d(3).eval(), (2, 3, 4, 4)),
+    "batch_norm_train": (lambda: nn.BatchNorm2d(3).train(), (2, 3, 4, 4)),
     "layer_norm": (lambda: nn.LayerNorm(6), (2, 5, 6)),
     "relu": (lambda: nn.ReLU(), (3, 4)),
     "relu_inplace": (lambda: nn.ReLU(inplace=True), (3, 4)),
@@ -62,10 +65,13 @@ def test_layer_traces_to_primitives_that_compute_it(name, mode):
     for node in gm.graph.nodes:
         if node.op == "call_function":
             assert isinstance(node.target, tensor.ops.OpOverload)
+    twin = copy.deepcopy(layer)  # runs beside the graph: running statistics move alike
     for seed in (0, 1):
         x = inputs(shape, seed)
-        expected = call(layer, inputs(shape, seed))
+        expected = call(twin, inputs(shape, seed))
         tensor.testing.assert_close(gm(x), expected)
+        for mine, theirs in zip(layer.buffers(), twin.buffers()):
+            tensor.testing.assert_close(mine, theirs)
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
