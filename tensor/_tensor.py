@@ -574,7 +574,7 @@ class Tensor:
         for size in sizes:
             index = [slice(None)] * arr.ndim
             index[d] = slice(start, start + size)
-            pieces.append(Tensor._from_array(arr[tuple(index)]))
+            pieces.append(Tensor.__getitem__.__wrapped__(self, tuple(index)))  # a view
             start += size
         return tuple(pieces)
 
@@ -601,7 +601,7 @@ class Tensor:
         pieces = []
         for i in range(arr.shape[d]):
             index[d] = i
-            pieces.append(Tensor._from_array(arr[tuple(index)]))
+            pieces.append(Tensor.__getitem__.__wrapped__(self, tuple(index)))  # a view
         return tuple(pieces)
 
     @tensor_function

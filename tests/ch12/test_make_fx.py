@@ -163,3 +163,16 @@ def test_random_programs_equal_eager(plan):
         gm = make_fx(model, tracing_mode=mode)(*inputs)
         assert_graph_is_primitive(gm)
         assert_same_outputs(gm(*inputs), model(*inputs))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_pieces_and_views_are_primitives(mode):
+    def fn(x):
+        a, b = x.chunk(2, dim=1)
+        first, *_ = x.unbind(0)
+        return a * b, first.expand(2, 4).T.contiguous(), x.mT.reshape(-1)[::3]
+
+    x, other = tensor.randn(3, 4), tensor.randn(3, 4)
+    gm = make_fx(fn, tracing_mode=mode)(x)
+    assert_graph_is_primitive(gm)
+    assert_same_outputs(gm(other), fn(other))
