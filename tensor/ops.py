@@ -96,7 +96,7 @@ class OpOverload:
         return _tensors(out, args)
 
     def compute_meta(self, *args, **kwargs):
-        """The output as fake arrays wrapped in Tensors: metadata only."""
+        """The output's metadata: a FakeArray from the meta function, no kernel run."""
         with dispatch._kernel():
             out = self.meta(*_arrays(args), **kwargs)
         return out
