@@ -35,7 +35,7 @@ from ._dtype import (
     scalar_dtype,
 )
 from ._ops import FLOAT_ONLY, OPS, Op
-from ._shape import broadcast_shapes, in_op
+from ._shape import broadcast_shapes, in_op, matmul_shape
 from ._size import Size
 from ._tensor import Tensor, _array_from_data, _shape_arg, _wrap_dim, check_writable
 from .overrides import _function_modes, dispatch, tensor_function
@@ -622,34 +622,14 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     _require_tensor(input, "matmul")
     _require_tensor(other, "matmul", "other")
     a, b = input._array, other._array
-    if a.ndim == 0 or b.ndim == 0:
-        raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
-        )
-    if a.dtype != b.dtype:
+    if a.dtype != b.dtype and a.ndim and b.ndim:
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
             f"{input.dtype!r} != {other.dtype!r}"
         )
-    if a.dtype == np.bool_:
+    if a.dtype == np.bool_ and a.ndim and b.ndim:
         raise TypeError("matmul(): unsupported dtype tensor.bool")
-    inner_a = a.shape[-1]
-    inner_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
-    if inner_a != inner_b:
-        if a.ndim == 1 and b.ndim == 1:
-            raise RuntimeError(
-                f"inconsistent tensor size, expected tensor [{inner_a}] and src [{inner_b}] to "
-                f"have the same number of elements, but got {inner_a} and {inner_b} elements "
-                f"respectively{in_op('matmul', a.shape, b.shape)}"
-            )
-        rows = a.shape[-2] if a.ndim > 1 else 1
-        cols = b.shape[-1] if b.ndim > 1 else 1
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{inner_a} and {inner_b}x{cols})"
-            f"{in_op('matmul', a.shape, b.shape)}"
-        )
-    if a.ndim > 2 or b.ndim > 2:
-        broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2] if b.ndim > 1 else ())
+    matmul_shape(a.shape, b.shape)  # torch's errors; the meta function checks with it too
     return _wrap(_backend._active.matmul(a, b))
 
 

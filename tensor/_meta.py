@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._fake_array import fake_array
-from ._shape import broadcast_shapes, output_hw
+from ._shape import broadcast_shapes, linear_shape, matmul_shape, output_hw
 
 __all__ = ["META"]
 
@@ -97,21 +97,11 @@ def rows(a, dim):  # softmax, log_softmax
 
 
 def matmul(a, b):
-    sa, sb = _shape(a), _shape(b)
-    if len(sa) == 1 and len(sb) == 1:
-        shape = ()
-    elif len(sb) == 1:
-        shape = sa[:-1]
-    elif len(sa) == 1:
-        shape = sb[:-2] + sb[-1:]
-    else:
-        batch = np.broadcast_shapes(sa[:-2], sb[:-2])
-        shape = tuple(batch) + (sa[-2], sb[-1])
-    return fake_array(shape, a.dtype)
+    return fake_array(matmul_shape(_shape(a), _shape(b)), a.dtype)
 
 
 def linear(x, w, b):
-    return fake_array(x.shape[:-1] + (w.shape[0],), x.dtype)
+    return fake_array(linear_shape(x.shape, w.shape, None if b is None else b.shape), x.dtype)
 
 
 def conv2d(x, w, b, stride, padding, dilation, groups):

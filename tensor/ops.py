@@ -90,9 +90,16 @@ class OpOverload:
         return self.run(*args, **kwargs)
 
     def run(self, *args, **kwargs):
-        """The kernel, on the arrays of the Tensor arguments, beneath every mode."""
+        """The kernel, on the arrays of the Tensor arguments, beneath every mode.
+
+        The meta function runs first, as the check: a primitive called directly
+        with bad shapes fails as it does on fake tensors, not deep in a kernel.
+        """
+        arrays = _arrays(args)
         with dispatch._kernel():
-            out = self.impl(*_arrays(args), **kwargs)
+            if self.kind in _CHECKED:
+                self.meta(*arrays, **kwargs)
+            out = self.impl(*arrays, **kwargs)
         return _tensors(out, args)
 
     def compute_meta(self, *args, **kwargs):
@@ -101,6 +108,8 @@ class OpOverload:
             out = self.meta(*_arrays(args), **kwargs)
         return out
 
+
+_CHECKED = ("binary", "compare", "reduce", "kernel", "join")  # views check themselves
 
 # ---------------------------------------------------------------------------
 # Tensors in, arrays to the kernels, Tensors out

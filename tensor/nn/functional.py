@@ -22,7 +22,7 @@ from .. import _functions as _core
 from .. import dispatch as _dispatch
 from .._dtype import as_dtype, dtype
 from .._shape import in_op as _in_op
-from .._shape import output_hw
+from .._shape import linear_shape, output_hw
 from .._tensor import Tensor
 from ..backend import ops
 from ..overrides import tensor_function
@@ -406,20 +406,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     x = _float_array(input, "linear")
     w = _float_like(weight, "linear", "weight", x)
     b = _optional_float(bias, "linear", "bias", x)
-    if w.ndim != 2:
-        raise RuntimeError(f"linear(): expected a 2-d weight, got shape {_shape(w)}")
-    if x.ndim == 0:
-        raise RuntimeError("linear(): input must have at least 1 dimension, got a 0-d tensor")
-    if x.shape[-1] != w.shape[1]:
-        rows = math.prod(x.shape[:-1])
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and "
-            f"{w.shape[1]}x{w.shape[0]}){_in_op('linear', x.shape, w.shape)}"
-        )
-    if b is not None and b.shape not in ((w.shape[0],), (1,), ()):
-        raise RuntimeError(
-            f"linear(): bias of shape {_shape(b)} does not match out_features={w.shape[0]}"
-        )
+    linear_shape(x.shape, w.shape, None if b is None else b.shape)  # torch's errors (and meta's)
     return _wrap(ops().linear(x, w, b))
 
 

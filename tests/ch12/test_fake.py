@@ -229,3 +229,18 @@ def test_resnet50_batch_256_propagates_in_well_under_100_mb():
         tracemalloc.stop()
     assert out.shape == (256, 1000)
     assert peak < 20e6  # real activations: several GB
+
+
+@pytest.mark.parametrize("name, args", [
+    ("add", (r(2, 3), r(4, 3))),
+    ("matmul", (r(2, 3), r(4, 5))),
+    ("matmul", (r(3), r(4))),
+    ("linear", (r(2, 3), r(4, 5), None)),
+    ("where", (r(2, 1) > 0, r(3, 3), r(3, 3))),
+])
+def test_a_primitive_called_directly_fails_alike_real_and_fake(name, args):
+    with pytest.raises(RuntimeError) as real:
+        ops.PRIMITIVES[name](*args)
+    with FakeTensorMode() as mode, pytest.raises(RuntimeError) as fake:
+        ops.PRIMITIVES[name](*fake_args(mode, args))
+    assert str(fake.value) == str(real.value)
