@@ -21,8 +21,9 @@ Which calls are primitives (the table `PRIMITIVES` below):
   ``transpose``, ``t``, ``expand``, ``unsqueeze``, ``squeeze``,
   ``getitem`` (basic indexing); their arguments are the Tensor method's;
 - the copies: ``clone`` (``contiguous`` when it must copy), ``to_dtype``
-  (``Tensor.to`` and friends), ``copy_`` (an in-place write: ``relu``
-  with ``inplace=True``, ``x += y``);
+  (``Tensor.to`` and friends, and dtype promotion), ``copy_`` (an in-place
+  write: ``relu`` with ``inplace=True``, ``x += y``, BatchNorm's running
+  statistics), and the joins ``cat`` and ``stack``;
 - creation: ``full`` (``zeros``, ``ones``, ``empty``, ``full``), ``rand``,
   ``randn``, so that a fake mode can create without allocating. Tensors
   made from data (``tensor.tensor([...])``) are constants, not calls.
@@ -35,6 +36,13 @@ each turning the call into its primitive on Tensors, so the mode sees
 ``tensor.ops.add(x, y)`` where the front end wrote ``binary("add", a, b)``.
 Views, copies and creation calls reach their primitive through a hook
 (`tensor.dispatch.primitive`).
+
+A primitive's arguments are the kernel's, with Tensors for arrays: Python
+numbers stay numbers (``tensor.ops.mul(x, 0.5)``), dims and sizes are
+tuples. Operands already share a dtype, as the kernels require; the public
+ops promote before they get here. Attention (tensor/nn/_attention.py) still
+computes with NumPy between its kernel calls: the modes see its kernel
+calls only.
 """
 
 from __future__ import annotations
