@@ -41,15 +41,18 @@ int = int32  # noqa: A001
 
 __version__ = "0.1.0"
 
-from . import nn, overrides, testing  # noqa: E402  (nn builds on everything above)
+# nn builds on everything above; dispatch, fake and ops are chapter 12's primitives and modes
+from . import dispatch, fake, nn, ops, overrides, testing  # noqa: E402
 
 __all__ = [
     *_functions.__all__,
     "Tensor",
     "backend",
     "bool",
+    "dispatch",
     "double",
     "dtype",
+    "fake",
     "float",
     "float64",
     "int",
@@ -57,6 +60,7 @@ __all__ = [
     "int64",
     "long",
     "nn",
+    "ops",
     "overrides",
     "promote_types",
     "result_type",

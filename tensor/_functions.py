@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import backend as _backend
+from . import dispatch as _dispatch
 from ._dtype import (
     DEFAULT_FLOAT,
     as_dtype,
@@ -34,10 +35,10 @@ from ._dtype import (
     scalar_dtype,
 )
 from ._ops import FLOAT_ONLY, OPS, Op
-from ._shape import broadcast_shapes, in_op
+from ._shape import broadcast_shapes, in_op, matmul_shape
 from ._size import Size
 from ._tensor import Tensor, _array_from_data, _shape_arg, _wrap_dim, check_writable
-from .overrides import dispatch, tensor_function
+from .overrides import _function_modes, dispatch, tensor_function
 
 _NUMBER_TYPES = (int, float, np.number, np.bool_)
 Scalar = int | float | bool  # a Python number used as an operand
@@ -74,7 +75,11 @@ def _array_as(x, np_dtype) -> np.ndarray:
     """The array of a Tensor or Python number, converted to `np_dtype` if needed."""
     if isinstance(x, Tensor):
         arr = x._array
-        return arr if arr.dtype == np_dtype else arr.astype(np_dtype)
+        if arr.dtype == np_dtype:
+            return arr
+        if _dispatch._routing:  # a conversion is a primitive: modes see it
+            return _dispatch.primitive("to_dtype")(x, from_numpy_dtype(np_dtype))._array
+        return arr.astype(np_dtype)
     return np.asarray(x, dtype=np_dtype)
 
 
@@ -176,7 +181,10 @@ def _filled(size, dtype_, fill, name: str) -> Tensor:
             f"{name}(): Trying to create tensor with negative dimension "
             f"{builtins.min(shape)}: {list(shape)}"
         )
-    return _wrap(np.full(shape, fill, dtype=_dtype_or(dtype_, DEFAULT_FLOAT).numpy_dtype))
+    dt = _dtype_or(dtype_, DEFAULT_FLOAT)
+    if _dispatch._routing:  # creation is a primitive: a fake mode allocates nothing
+        return _dispatch.primitive("full")(shape, fill, dt)
+    return _wrap(np.full(shape, fill, dtype=dt.numpy_dtype))
 
 
 @_public
@@ -227,6 +235,8 @@ def _random(size, dtype_, name: str, draw) -> Tensor:
     target = _dtype_or(dtype_, DEFAULT_FLOAT)
     if not target.is_floating_point:
         raise TypeError(f"{name}(): unsupported dtype {target!r}: random values need a float dtype")
+    if _dispatch._routing:
+        return _dispatch.primitive(name)(shape, target)
     return _wrap(draw(shape, target.numpy_dtype))
 
 
@@ -304,7 +314,7 @@ def unary_op(op: str, input: Tensor) -> Tensor:
     kind = arr.dtype.kind
     if op in FLOAT_ONLY:
         if kind != "f":
-            arr = arr.astype(DEFAULT_FLOAT.numpy_dtype)
+            arr = _array_as(input, DEFAULT_FLOAT.numpy_dtype)
     elif kind == "b":
         raise TypeError(
             f"{op}(): unsupported dtype tensor.bool (use logical operations on bool tensors)"
@@ -453,7 +463,7 @@ def _plain_first(name: str, binary: bool, reflected: bool, general):
     if reflected:
 
         def plain_first(input, other):  # 2.0 * x: Python asks x.__rmul__(2.0)
-            if type(input) is _Tensor_new:
+            if type(input) is _Tensor_new and not _function_modes:
                 a, kind = input._array, type(other)
                 if kind is float and a.dtype.kind == "f" and "f" in kinds:
                     result = _new_tensor(_Tensor_new)  # the number stays a Python float
@@ -468,7 +478,7 @@ def _plain_first(name: str, binary: bool, reflected: bool, general):
     else:
 
         def plain_first(input, other, **kwargs):
-            if type(input) is _Tensor_new and not kwargs:
+            if type(input) is _Tensor_new and not kwargs and not _function_modes:
                 a, kind = input._array, type(other)
                 if kind is _Tensor_new:
                     b = other._array
@@ -612,34 +622,14 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     _require_tensor(input, "matmul")
     _require_tensor(other, "matmul", "other")
     a, b = input._array, other._array
-    if a.ndim == 0 or b.ndim == 0:
-        raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
-        )
-    if a.dtype != b.dtype:
+    if a.dtype != b.dtype and a.ndim and b.ndim:
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
             f"{input.dtype!r} != {other.dtype!r}"
         )
-    if a.dtype == np.bool_:
+    if a.dtype == np.bool_ and a.ndim and b.ndim:
         raise TypeError("matmul(): unsupported dtype tensor.bool")
-    inner_a = a.shape[-1]
-    inner_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
-    if inner_a != inner_b:
-        if a.ndim == 1 and b.ndim == 1:
-            raise RuntimeError(
-                f"inconsistent tensor size, expected tensor [{inner_a}] and src [{inner_b}] to "
-                f"have the same number of elements, but got {inner_a} and {inner_b} elements "
-                f"respectively{in_op('matmul', a.shape, b.shape)}"
-            )
-        rows = a.shape[-2] if a.ndim > 1 else 1
-        cols = b.shape[-1] if b.ndim > 1 else 1
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{inner_a} and {inner_b}x{cols})"
-            f"{in_op('matmul', a.shape, b.shape)}"
-        )
-    if a.ndim > 2 or b.ndim > 2:
-        broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2] if b.ndim > 1 else ())
+    matmul_shape(a.shape, b.shape)  # torch's errors; the meta function checks with it too
     return _wrap(_backend._active.matmul(a, b))
 
 
@@ -891,6 +881,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                     f"list.{in_op('cat', *(t._array.shape for t in items))}"
                 )
     arrays = [_array_as(t, dt.numpy_dtype) for t in kept]
+    if _dispatch._routing:
+        return _dispatch.primitive("cat")([Tensor._from_array(a) for a in arrays], d)
     return _wrap(np.concatenate(arrays, axis=d))
 
 
@@ -908,7 +900,10 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             )
     d = _wrap_dim(dim, first.ndim + 1, "stack")
     dt = result_type(*items)
-    return _wrap(np.stack([_array_as(t, dt.numpy_dtype) for t in items], axis=d))
+    arrays = [_array_as(t, dt.numpy_dtype) for t in items]
+    if _dispatch._routing:
+        return _dispatch.primitive("stack")([Tensor._from_array(a) for a in arrays], d)
+    return _wrap(np.stack(arrays, axis=d))
 
 
 # ---------------------------------------------------------------------------
@@ -968,6 +963,9 @@ def _in_place(op_impl, name: str, op: str):
                 f"{self.dtype!r}"
             )
         check_writable(target, name)
+        if _dispatch._routing:  # an in-place write is a primitive: a graph must see it
+            _dispatch.primitive("copy_")(self, result)
+            return self
         np.copyto(target, result._array, casting="same_kind")
         return self
 

@@ -41,6 +41,50 @@ def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
     return tuple(out)
 
 
+def matmul_shape(a: tuple, b: tuple) -> tuple:
+    """The shape of ``a @ b`` (torch.matmul's 1-d, 2-d and batched rules), or torch's error.
+    The public matmul and its meta function (`tensor._meta`) both check with it."""
+    if not a or not b:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {len(a)}D and "
+            f"{len(b)}D")
+    inner_a, inner_b = a[-1], (b[0] if len(b) == 1 else b[-2])
+    if inner_a != inner_b:
+        if len(a) == 1 and len(b) == 1:
+            raise RuntimeError(
+                f"inconsistent tensor size, expected tensor [{inner_a}] and src [{inner_b}] to "
+                f"have the same number of elements, but got {inner_a} and {inner_b} elements "
+                f"respectively{in_op('matmul', a, b)}"
+            )
+        rows = a[-2] if len(a) > 1 else 1
+        cols = b[-1] if len(b) > 1 else 1
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{inner_a} and {inner_b}x{cols})"
+            f"{in_op('matmul', a, b)}"
+        )
+    batch = broadcast_shapes("matmul", a[:-2], b[:-2] if len(b) > 1 else ())
+    return tuple(batch) + tuple(a[-2:-1]) + tuple(b[-1:] if len(b) > 1 else ())
+
+
+def linear_shape(x: tuple, w: tuple, b: tuple | None) -> tuple:
+    """The shape of ``linear(x, w, b)``, or torch's error (the public op and its meta)."""
+    if len(w) != 2:
+        raise RuntimeError(f"linear(): expected a 2-d weight, got shape {list(w)}")
+    if not x:
+        raise RuntimeError("linear(): input must have at least 1 dimension, got a 0-d tensor")
+    if x[-1] != w[1]:
+        rows = math.prod(x[:-1])
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x[-1]} and "
+            f"{w[1]}x{w[0]}){in_op('linear', x, w)}"
+        )
+    if b is not None and tuple(b) not in ((w[0],), (1,), ()):
+        raise RuntimeError(
+            f"linear(): bias of shape {list(b)} does not match out_features={w[0]}"
+        )
+    return tuple(x[:-1]) + (w[0],)
+
+
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     """Row-major strides in elements, torch's way (a size-0 dim counts as 1)."""
     strides = []

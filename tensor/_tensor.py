@@ -13,6 +13,7 @@ each op is written once.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from . import dispatch as _dispatch
 from . import overrides
 from ._dtype import _FROM_NUMPY, DEFAULT_FLOAT, as_dtype, bool_, dtype, float32, int64
 from ._shape import contiguous_strides, in_op, infer_size, is_contiguous, view_strides
@@ -78,6 +80,24 @@ def _plainly_contiguous(arr: np.ndarray) -> bool:
     return arr.flags.c_contiguous and arr.size > 0 and 1 not in arr.shape
 
 
+def _primitive_method(name: str):
+    """Route a view or copy method through its `tensor.ops` primitive while a dispatch
+    mode is on (`tensor.dispatch`); otherwise, and inside the primitive itself, the
+    method's own code runs. The primitive reaches that code as ``.raw``."""
+
+    def decorate(method):
+        @functools.wraps(method)
+        def routed(self, *args, **kwargs):
+            if _dispatch._routing:
+                return _dispatch.primitive(name)(self, *args, **kwargs)
+            return method(self, *args, **kwargs)
+
+        routed.raw = method
+        return routed
+
+    return decorate
+
+
 def _restride(arr: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
     """A view of `arr`'s memory (same first element) with the given shape and element strides."""
     itemsize = arr.itemsize
@@ -88,7 +108,7 @@ def _restride(arr: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
         out = arr.reshape(shape)  # never copies a C-contiguous array
         if out.strides == byte_strides:
             return out
-    return as_strided(arr, shape, byte_strides, writeable=arr.flags.writeable)
+    return as_strided(arr, shape, byte_strides, subok=True, writeable=arr.flags.writeable)
 
 
 def _array_from_data(data, dtype_) -> np.ndarray:
@@ -403,9 +423,10 @@ class Tensor:
         """This tensor if it is contiguous, else a row-major copy (kernels and `view` want one)."""
         if self.is_contiguous():
             return self
-        return Tensor._from_array(np.ascontiguousarray(self._array))
+        return Tensor.clone.__wrapped__(self)  # a C-order copy (the primitive clone)
 
     @tensor_function
+    @_primitive_method("clone")
     def clone(self) -> Tensor:
         return Tensor._from_array(self._array.copy())
 
@@ -418,6 +439,8 @@ class Tensor:
         target = as_dtype(dtype).numpy_dtype
         if self._array.dtype == target:
             return self
+        if _dispatch._routing:
+            return _dispatch.primitive("to_dtype")(self, as_dtype(dtype))
         return Tensor._from_array(self._array.astype(target))
 
     @tensor_function
@@ -450,6 +473,7 @@ class Tensor:
 
     # ---- views -----------------------------------------------------------
     @tensor_function
+    @_primitive_method("view")
     def view(self, *shape: int | Sequence[int]) -> Tensor:
         """The same memory seen with another shape; refuses when strides forbid it."""
         arr = self._array
@@ -468,6 +492,7 @@ class Tensor:
         return Tensor._from_array(_restride(arr, new_shape, strides))
 
     @tensor_function
+    @_primitive_method("reshape")
     def reshape(self, *shape: int | Sequence[int]) -> Tensor:
         """Another shape: a view when the strides allow it, else a copy."""
         arr = self._array
@@ -477,7 +502,7 @@ class Tensor:
             return Tensor._from_array(arr.reshape(new_shape))
         strides = view_strides(arr.shape, _strides(arr), new_shape)
         if strides is None:
-            return Tensor._from_array(np.ascontiguousarray(arr).reshape(new_shape))
+            return Tensor._from_array(arr.copy().reshape(new_shape))  # a C-order copy
         return Tensor._from_array(_restride(arr, new_shape, strides))
 
     @tensor_function
@@ -496,6 +521,7 @@ class Tensor:
         return self.reshape(shape)
 
     @tensor_function
+    @_primitive_method("permute")
     def permute(self, *dims: int | Sequence[int]) -> Tensor:
         """A view with the dims reordered; the strides move with them, no data moves."""
         arr = self._array
@@ -512,6 +538,7 @@ class Tensor:
         return Tensor._from_array(arr.transpose(wrapped))
 
     @tensor_function
+    @_primitive_method("transpose")
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         """A view with two dims swapped (their sizes and strides trade places)."""
         arr = self._array
@@ -547,7 +574,7 @@ class Tensor:
         for size in sizes:
             index = [slice(None)] * arr.ndim
             index[d] = slice(start, start + size)
-            pieces.append(Tensor._from_array(arr[tuple(index)]))
+            pieces.append(Tensor.__getitem__.__wrapped__(self, tuple(index)))  # a view
             start += size
         return tuple(pieces)
 
@@ -574,10 +601,11 @@ class Tensor:
         pieces = []
         for i in range(arr.shape[d]):
             index[d] = i
-            pieces.append(Tensor._from_array(arr[tuple(index)]))
+            pieces.append(Tensor.__getitem__.__wrapped__(self, tuple(index)))  # a view
         return tuple(pieces)
 
     @tensor_function
+    @_primitive_method("t")
     def t(self) -> Tensor:
         """The transpose of a matrix, as a view; 0-d and 1-d tensors come back as they are."""
         arr = self._array
@@ -588,12 +616,14 @@ class Tensor:
         return Tensor._from_array(arr.T)
 
     @tensor_function
+    @_primitive_method("unsqueeze")
     def unsqueeze(self, dim: int) -> Tensor:
         """A view with a new dim of size 1 at `dim`, to line shapes up for broadcasting."""
         arr = self._array
         return Tensor._from_array(_unsqueeze(arr, _wrap_dim(dim, arr.ndim + 1, "unsqueeze")))
 
     @tensor_function
+    @_primitive_method("squeeze")
     def squeeze(self, dim: int | Sequence[int] | None = None) -> Tensor:
         """A view without the size-1 dims (all of them, or those of `dim`; other dims stay)."""
         arr = self._array
@@ -609,6 +639,7 @@ class Tensor:
         return Tensor._from_array(np.squeeze(arr, axis=dims) if dims else arr.view())
 
     @tensor_function
+    @_primitive_method("expand")
     def expand(self, *sizes: int | Sequence[int]) -> Tensor:
         """A view that repeats size-1 dims to `sizes` with stride 0 (-1 keeps a size).
 
@@ -652,7 +683,7 @@ class Tensor:
                     f"Tensor sizes: {list(arr.shape)}"
                 )
         out = as_strided(arr, tuple(shape), tuple(s * arr.itemsize for s in strides),
-                         writeable=arr.flags.writeable)
+                         subok=True, writeable=arr.flags.writeable)
         return Tensor._from_array(out)
 
     @tensor_function
@@ -661,6 +692,7 @@ class Tensor:
 
     # ---- indexing ----------------------------------------------------------
     @tensor_function
+    @_primitive_method("getitem")
     def __getitem__(self, index: Any) -> Tensor:
         """Ints, slices, None and ... give views, as in torch; tensors and lists of ints copy."""
         return Tensor._from_array(_index(self._array, index))
@@ -768,7 +800,7 @@ def _index(arr: np.ndarray, index):
     parts = _numpy_index(index, arr.ndim)
     if not any(p is None for p in parts) or any(isinstance(p, np.ndarray) for p in parts):
         result = arr[parts]  # ints and slices give torch's strides; index arrays copy
-        return result if type(result) is np.ndarray else np.asarray(result)
+        return result if isinstance(result, np.ndarray) else np.asarray(result)
     # `None` inserts a dim with torch's stride, so walk the index left to right as torch does
     if sum(p is Ellipsis for p in parts) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -785,7 +817,7 @@ def _index(arr: np.ndarray, index):
         else:
             result = result[(slice(None),) * dim + (p,)]
             dim += isinstance(p, slice)
-    return result if type(result) is np.ndarray else np.asarray(result)
+    return result if isinstance(result, np.ndarray) else np.asarray(result)
 
 
 Tensor.__module__ = "tensor"

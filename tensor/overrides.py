@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = [
+    "TensorFunctionMode",
     "disable_subclass_dispatch",
     "dispatch",
     "handle_tensor_function",
@@ -46,6 +47,7 @@ _KIND: dict[type, int] = {
 }
 _base_tensor: type | None = None  # set by tensor._tensor when Tensor exists
 _subclass_dispatch_off = 0  # > 0 while Tensor's default handler runs the real function
+_function_modes: list = []  # the TensorFunctionMode stack, newest last
 
 
 def _register_base_tensor(cls: type) -> None:
@@ -171,15 +173,18 @@ def tensor_function(impl: Callable) -> Callable:
 
     kinds = _KIND
 
+    modes = _function_modes
+
     @functools.wraps(impl)
     def public(*args, **kwargs):
-        # fast path: every argument is a Tensor, a number, None, ... and there are no kwargs
-        for arg in args:
-            if kinds.get(type(arg)) != _INERT:
-                break
-        else:
-            if not kwargs:
-                return impl(*args)
+        # fast path: no mode, every argument a Tensor, a number, None, ..., no kwargs
+        if not modes:
+            for arg in args:
+                if kinds.get(type(arg)) != _INERT:
+                    break
+            else:
+                if not kwargs:
+                    return impl(*args)
         return dispatch(public, impl, args, kwargs)
 
     return public
@@ -193,9 +198,59 @@ def dispatch(func: Callable, impl: Callable, args: tuple, kwargs: dict | None = 
     skip the wrapper (``tensor._functions._plain_first``)."""
     kwargs = kwargs or {}
     found = relevant_args(args, kwargs)
+    if _function_modes:
+        mode = _function_modes.pop()  # off the stack while its handler runs (re-entrancy)
+        try:
+            types = tuple(_ordered_types(found)) or _tensor_types(args, kwargs)
+            result = mode.__tensor_function__(func, types, args, kwargs)
+        finally:
+            _function_modes.append(mode)
+        if result is not NotImplemented:
+            return result
     if found:
         return handle_tensor_function(func, found, *args, **kwargs)
     return impl(*args, **kwargs)
 
 
 # --8<-- [end:tensor_function]
+
+
+def _tensor_types(args: tuple, kwargs: dict) -> tuple:
+    """The Tensor types among the arguments (a mode's ``types`` for plain tensors)."""
+    types: list[type] = []
+    for value in (*args, *kwargs.values()):
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            t = type(item)
+            if _base_tensor is not None and isinstance(item, _base_tensor) and t not in types:
+                types.append(t)
+    return tuple(types)
+
+
+# --8<-- [start:function_mode]
+class TensorFunctionMode:
+    """A context manager that sees every public call (torch's TorchFunctionMode).
+
+    A subclass defines ``__tensor_function__(self, func, types, args=(),
+    kwargs=None)``; inside ``with mode:`` every public `tensor` function and
+    Tensor method (operators included) goes to it, with `func` the public
+    callable, as the per-type protocol above would receive it. While the
+    handler runs, the mode is off the stack, so ``func(*args, **kwargs)``
+    runs the call beneath it: the next mode, the argument types' handlers,
+    then the implementation. Returning `NotImplemented` passes the call on
+    the same way. Modes stack; the newest is asked first.
+    """
+
+    def __tensor_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError(f"{type(self).__name__} does not define __tensor_function__")
+
+    def __enter__(self):
+        _function_modes.append(self)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if not _function_modes or _function_modes[-1] is not self:
+            raise RuntimeError(f"{type(self).__name__} left out of order: modes are a stack")
+        _function_modes.pop()
+
+
+# --8<-- [end:function_mode]

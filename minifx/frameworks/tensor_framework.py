@@ -40,6 +40,8 @@ def _is_tensor_method(func: Callable[..., Any]) -> bool:
 
 
 _RANDOM_DRAWS = frozenset({tensor.rand, tensor.randn, tensor.rand_like, tensor.randn_like})
+# the primitives (chapter 12) with an effect: an in-place write, and the draws
+_IMPURE_PRIMITIVES = frozenset({tensor.ops.copy_, tensor.ops.rand, tensor.ops.randn})
 
 
 class TensorFramework(Framework):
@@ -79,7 +81,7 @@ class TensorFramework(Framework):
         # tensor writes into an argument only through Tensor methods (call_method,
         # which DCE never keeps, as in torch.fx); its one global state is the
         # random generator, and a draw nobody reads still moves it on.
-        return target in _RANDOM_DRAWS
+        return target in _RANDOM_DRAWS or target in _IMPURE_PRIMITIVES
 
     def tensor_layout(self, t: Any) -> TensorLayout:
         # No autograd, no quantization, one layout (row-major).

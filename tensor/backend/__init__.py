@@ -48,7 +48,10 @@ def set_backend(name: str) -> None:
     module = _load(name)
     if module is None:
         raise RuntimeError(f"tensor backend {name!r} is not available ({_failures[name]})")
-    _active, _active_name = module, name
+    routed = "_active" in globals() and not isinstance(_active, ModuleType)
+    if not routed:  # while a dispatch mode is on, the router stays (tensor.ops)
+        _active = module
+    _active_name = name
 
 
 def get_backend() -> str:
@@ -57,7 +60,8 @@ def get_backend() -> str:
 
 
 def ops() -> ModuleType:
-    """The active backend module."""
+    """The active backend module (while a dispatch mode is on: `tensor.ops`'s router,
+    which turns each call into its primitive)."""
     return _active
 
 

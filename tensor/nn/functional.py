@@ -19,9 +19,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _functions as _core
+from .. import dispatch as _dispatch
 from .._dtype import as_dtype, dtype
 from .._shape import in_op as _in_op
-from .._shape import output_hw
+from .._shape import linear_shape, output_hw
 from .._tensor import Tensor
 from ..backend import ops
 from ..overrides import tensor_function
@@ -126,7 +127,7 @@ def _size(shape: tuple[int, ...]) -> str:
 def _as_batched(array: np.ndarray, op: str) -> tuple[np.ndarray, bool]:
     """Accept (C, H, W) or (N, C, H, W); return the 4-d array and whether it was unbatched."""
     if array.ndim == 3:
-        return array[None], True
+        return _index(array, None), True
     if array.ndim == 4:
         return array, False
     raise RuntimeError(
@@ -136,7 +137,15 @@ def _as_batched(array: np.ndarray, op: str) -> tuple[np.ndarray, bool]:
 
 
 def _unbatch(array: np.ndarray, unbatched: bool) -> Tensor:
-    return _wrap(array[0] if unbatched else array)
+    return _wrap(_index(array, 0) if unbatched else array)
+
+
+def _index(array: np.ndarray, index) -> np.ndarray:
+    """``array[index]``; while a dispatch mode is on, the primitive ``getitem``, so that
+    a traced graph knows where the view came from."""
+    if _dispatch._routing:
+        return _dispatch.primitive("getitem")(Tensor._from_array(array), index)._array
+    return array[index]
 
 
 def _normalize_dim(dim: int, ndim: int, op: str) -> int:
@@ -164,7 +173,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
         raise TypeError("relu(): not supported for dtype tensor.bool")
     if inplace:
         if not ops().unary_("relu", array):  # the kernel writes into the tensor itself
-            array[...] = ops().unary("relu", array)
+            _write(input, ops().unary("relu", array))
         return input
     return _wrap(ops().unary("relu", array))
 
@@ -175,6 +184,13 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     array = _float_array(input, "gelu")
     if approximate == "none":
         return _wrap(ops().unary("gelu", array))
+    if approximate == "tanh" and _dispatch._routing:  # the same formula, as primitives
+        b = ops()
+        cube = b.binary("pow", array, array.dtype.type(3))
+        inner = b.binary("add", array, b.binary_scalar("mul", cube, 0.044715, False))
+        inner = b.unary("tanh", b.binary_scalar("mul", inner, math.sqrt(2.0 / math.pi), False))
+        return _wrap(b.binary("mul", b.binary_scalar("mul", array, 0.5, False),
+                              b.binary_scalar("add", inner, 1.0, False)))
     if approximate == "tanh":
         c = array.dtype.type(math.sqrt(2.0 / math.pi))
         inner = ops().unary("tanh", c * (array + array.dtype.type(0.044715) * array**3))
@@ -192,9 +208,39 @@ def _in_place_or_new(input: Tensor, array: np.ndarray, result: np.ndarray,
                      inplace: bool) -> Tensor:
     """``result`` as a new tensor, or written into ``input`` when ``inplace``."""
     if inplace:
-        array[...] = result
+        _write(input, result)
         return input
     return _wrap(result)
+
+
+def _batch_stats_as_primitives(x, axes, stats, momentum, count):
+    """batch_norm's training statistics and running-stat updates, each step a primitive."""
+    b, channels = ops(), x.shape[1]
+    mean = b.reduce("mean", x, axes, False)
+    shaped = _dispatch.primitive("reshape")(
+        Tensor._from_array(mean), (1, channels) + (1,) * (x.ndim - 2))._array
+    centred = b.binary("sub", x, shaped)
+    var = b.reduce("mean", b.binary("mul", centred, centred), axes, False)
+    for name, new in (("running_mean", mean), ("running_var", var)):
+        running = stats[name]
+        if running is None:
+            continue
+        if name == "running_var":
+            new = b.binary_scalar("mul", b.binary_scalar("mul", new, momentum, True),
+                                  count / (count - 1), False)
+        else:
+            new = b.binary_scalar("mul", new, momentum, True)
+        moved = b.binary("add", b.binary_scalar("mul", running, 1 - momentum, True), new)
+        _dispatch.primitive("copy_")(Tensor._from_array(running), Tensor._from_array(moved))
+    return mean, var
+
+
+def _write(input: Tensor, result: np.ndarray) -> None:
+    """``input[...] = result``; while a dispatch mode is on, the primitive ``copy_``."""
+    if _dispatch._routing:
+        _dispatch.primitive("copy_")(input, Tensor._from_array(result))
+    else:
+        input._array[...] = result
 
 
 def _hard_ramp(array: np.ndarray) -> np.ndarray:
@@ -309,16 +355,46 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     array = _float_array(input, "dropout")
     if not training or p == 0.0:
-        return input if inplace else _wrap(array.copy())
+        return input if inplace else Tensor.clone.__wrapped__(input)
     if p == 1.0:
         result = np.zeros_like(array)
     else:
         keep = _core.rand(array.shape)._array >= p  # the tensor RNG: manual_seed applies
         result = np.where(keep, array * array.dtype.type(1.0 / (1.0 - p)), 0).astype(array.dtype)
     if inplace:
-        array[...] = result
+        _write(input, result)
         return input
     return _wrap(result)
+
+
+def _batch_stats_as_primitives(x, axes, stats, momentum, count):
+    """batch_norm's training statistics and running-stat updates, each step a primitive."""
+    b, channels = ops(), x.shape[1]
+    mean = b.reduce("mean", x, axes, False)
+    shaped = _dispatch.primitive("reshape")(
+        Tensor._from_array(mean), (1, channels) + (1,) * (x.ndim - 2))._array
+    centred = b.binary("sub", x, shaped)
+    var = b.reduce("mean", b.binary("mul", centred, centred), axes, False)
+    for name, new in (("running_mean", mean), ("running_var", var)):
+        running = stats[name]
+        if running is None:
+            continue
+        if name == "running_var":
+            new = b.binary_scalar("mul", b.binary_scalar("mul", new, momentum, True),
+                                  count / (count - 1), False)
+        else:
+            new = b.binary_scalar("mul", new, momentum, True)
+        moved = b.binary("add", b.binary_scalar("mul", running, 1 - momentum, True), new)
+        _dispatch.primitive("copy_")(Tensor._from_array(running), Tensor._from_array(moved))
+    return mean, var
+
+
+def _write(input: Tensor, result: np.ndarray) -> None:
+    """``input[...] = result``; while a dispatch mode is on, the primitive ``copy_``."""
+    if _dispatch._routing:
+        _dispatch.primitive("copy_")(input, Tensor._from_array(result))
+    else:
+        input._array[...] = result
 
 
 # ------------------------------------------------------------------ linear and conv
@@ -330,20 +406,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     x = _float_array(input, "linear")
     w = _float_like(weight, "linear", "weight", x)
     b = _optional_float(bias, "linear", "bias", x)
-    if w.ndim != 2:
-        raise RuntimeError(f"linear(): expected a 2-d weight, got shape {_shape(w)}")
-    if x.ndim == 0:
-        raise RuntimeError("linear(): input must have at least 1 dimension, got a 0-d tensor")
-    if x.shape[-1] != w.shape[1]:
-        rows = math.prod(x.shape[:-1])
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1]} and "
-            f"{w.shape[1]}x{w.shape[0]}){_in_op('linear', x.shape, w.shape)}"
-        )
-    if b is not None and b.shape not in ((w.shape[0],), (1,), ()):
-        raise RuntimeError(
-            f"linear(): bias of shape {_shape(b)} does not match out_features={w.shape[0]}"
-        )
+    linear_shape(x.shape, w.shape, None if b is None else b.shape)  # torch's errors (and meta's)
     return _wrap(ops().linear(x, w, b))
 
 
@@ -570,6 +633,9 @@ def batch_norm(
                 f"{_size(x.shape)}"
             )
         axes = (0,) + tuple(range(2, x.ndim))
+        if _dispatch._routing:  # the same statistics, as primitives a mode can see
+            mean, var = _batch_stats_as_primitives(x, axes, stats, momentum, count)
+            return _wrap(ops().batch_norm(x, mean, var, w, b, eps))
         mean = ops().reduce("mean", x, axes, False)
         centred = x - mean.reshape((1, channels) + (1,) * (x.ndim - 2))
         var = ops().reduce("mean", centred * centred, axes, False)

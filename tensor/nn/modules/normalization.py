@@ -87,7 +87,7 @@ class BatchNorm2d(Module):
                 return F.batch_norm(input, mean, var, self.weight, self.bias, False, factor,
                                     self.eps)
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked._array[...] += 1
+            self.num_batches_tracked.add_(1)  # a public in-place op: dispatch modes see it
             if self.momentum is None:
                 factor = 1.0 / float(self.num_batches_tracked._array)
         use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)

@@ -1,0 +1,210 @@
+"""make_fx: trace a function by running it, and record the primitives it calls.
+
+`symbolic_trace` (chapter 2) runs ``forward`` on Proxies and records the
+*public* calls it sees; a leaf module stays one ``call_module`` node and a
+Python ``if`` on a Proxy is an error. `make_fx`, like torch's, works one
+level lower and the other way round: it runs the function on real (or
+fake) tensors, under a dispatch mode (`tensor.dispatch`) that sees each
+*primitive* (`tensor.ops`) the run calls, and records each as one
+``call_function`` node. So:
+
+- the graph's op set is the primitive table: ``tensor.ops.linear``,
+  ``tensor.ops.conv2d``, ``tensor.ops.add``, ... whatever module or
+  functional made them; modules are inlined, there is no ``call_module``
+  or ``call_method``;
+- parameters and buffers become ``get_attr`` nodes (their qualified names
+  when ``fn`` is a Module, as torch's make_fx finds them on its root;
+  ``_param_constant0``, ``_tensor_constant0`` ... for other tensors the run
+  meets that no primitive made);
+- Python control flow is evaluated, with the run's values: the graph is
+  the path those inputs took, specialised to them (what a branch's test
+  computed is dead code, and erased, as torch's make_fx erases it). Under
+  ``tracing_mode="fake"`` there are no values, and a branch on one raises.
+
+Node names follow torch: placeholders ``arg0_1``, ``arg1_1`` ...; a
+primitive's node is named after it, ``add``, ``add_1``, ... (torch names
+them after the ATen op).
+
+How values find their nodes: each primitive's result is a Tensor around a
+NumPy array (a FakeArray under fake tensors); the recorder keys nodes by
+that array's identity and keeps the arrays alive while tracing. An array
+that reaches a primitive, that no primitive made, and that shares memory
+with one that was, was made by front-end code outside the primitive table:
+that is refused with an error naming the primitive, since the graph would
+silently lose the view. Two parts of `tensor.nn` are such code:
+attention (tensor/nn/_attention.py), and BatchNorm's training statistics
+(trace in ``eval()`` mode).
+
+``decomposition_table`` maps a public op (``tensor.nn.functional.gelu``)
+or a primitive (``tensor.ops.linear``) to a function that computes it from
+other ops; the function runs in its place, and the graph records what it
+calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tensor
+from tensor import Tensor
+from tensor.dispatch import TensorDispatchMode
+from tensor.fake import FakeTensorMode
+from tensor.overrides import TensorFunctionMode
+
+from ..graph import Graph
+from ..graph_module import GraphModule
+from ..node import Node
+
+__all__ = ["make_fx"]
+
+
+class _Recorder(TensorDispatchMode):
+    """The dispatch mode that writes each primitive call into ``graph``."""
+
+    def __init__(self, graph: Graph, named: dict[int, str], decompositions: dict) -> None:
+        self.graph = graph
+        self.nodes: dict[int, Node] = {}  # id(array) -> the node that made it
+        self.alive: list[Any] = []  # the arrays, so that no id is reused while tracing
+        self.memory: set[int] = set()  # the memory those arrays are views of (_memory_of)
+        self.named = named  # id(array) -> qualified name of a parameter or buffer
+        self.constants: dict[str, Any] = {}  # get_attr target -> tensor
+        self.decompositions = decompositions
+
+    def bind(self, value: Tensor, node: Node) -> None:
+        self.nodes[id(value._array)] = node
+        self.alive.append(value._array)
+        self.memory.add(id(_memory_of(value._array)))
+
+    def node_of(self, value: Tensor, func: Any) -> Node:
+        arr = value._array
+        node = self.nodes.get(id(arr))
+        if node is not None:
+            return node
+        name = self.named.get(id(arr))
+        if name is None and id(_memory_of(arr)) in self.memory:
+            raise RuntimeError(
+                f"make_fx: an argument of {func!r} shares memory with a traced value but no "
+                "tensor.ops primitive made it: a view computed outside the primitives (front-end "
+                "code the dispatch mode cannot see); the graph would lose it")
+        if name is None:
+            prefix = "_param_constant" if isinstance(value, tensor.nn.Parameter) else \
+                "_tensor_constant"
+            name = f"{prefix}{sum(k.startswith(prefix) for k in self.constants)}"
+            self.constants[name] = value
+        node = self.graph.get_attr(name)
+        self.bind(value, node)
+        return node
+
+    def as_arg(self, value: Any, func: Any) -> Any:
+        if isinstance(value, Tensor):
+            return self.node_of(value, func)
+        if isinstance(value, (tuple, list)):
+            return type(value)(self.as_arg(v, func) for v in value)
+        if isinstance(value, dict):
+            return {k: self.as_arg(v, func) for k, v in value.items()}
+        return value
+
+    def __tensor_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        decomposition = self.decompositions.get(func)
+        if decomposition is not None:
+            with self:  # what the decomposition calls is recorded
+                return decomposition(*args, **kwargs)
+        node = self.graph.call_function(func, self.as_arg(args, func), self.as_arg(kwargs, func))
+        out = func(*args, **kwargs)  # beneath this mode: the kernel, or a fake mode's meta
+        if isinstance(out, Tensor):
+            self.bind(out, node)
+        return out
+
+
+def _memory_of(arr: Any) -> Any:
+    """The object that owns an array's memory: the end of its chain of ``.base``."""
+    while getattr(arr, "base", None) is not None:
+        arr = arr.base
+    return arr
+
+
+class _Decomposer(TensorFunctionMode):
+    """Runs a public op's decomposition in its place (the decompositions of public ops)."""
+
+    def __init__(self, table: dict) -> None:
+        self.table = table
+
+    def __tensor_function__(self, func, types, args=(), kwargs=None):
+        decomposition = self.table.get(func)
+        if decomposition is None:
+            return func(*args, **(kwargs or {}))
+        with self:
+            return decomposition(*args, **(kwargs or {}))
+
+
+def _named_tensors(fn: Any) -> dict[int, str]:
+    """id(array) -> qualified name, for the parameters and buffers of a Module ``fn``."""
+    if not isinstance(fn, tensor.nn.Module):
+        return {}
+    named = {}
+    for name, value in (*fn.named_parameters(), *fn.named_buffers()):
+        named.setdefault(id(value._array), name)
+    return named
+
+
+def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
+            tracing_mode: str = "real") -> Callable[..., GraphModule]:
+    """``make_fx(fn)(*args)``: a GraphModule of the primitives ``fn(*args)`` calls.
+
+    ``tracing_mode="real"`` runs ``fn`` on the inputs; ``"fake"`` runs it on
+    fake twins under a `tensor.fake.FakeTensorMode`, computing shapes only
+    and allocating no activation. Either way the GraphModule computes what
+    ``fn`` computes, for inputs that take the same Python path.
+    """
+    if tracing_mode not in ("real", "fake"):
+        raise ValueError(f"make_fx: tracing_mode must be 'real' or 'fake', got {tracing_mode!r}")
+    table = dict(decomposition_table or {})
+
+    def traced(*args: Any) -> GraphModule:
+        graph = Graph()
+        primitive = {f: d for f, d in table.items() if isinstance(f, tensor.ops.OpOverload)}
+        public = {f: d for f, d in table.items() if f not in primitive}
+        recorder = _Recorder(graph, _named_tensors(fn), primitive)
+        fake = FakeTensorMode() if tracing_mode == "fake" else None
+        inputs = [fake.from_tensor(a) if fake and isinstance(a, Tensor) else a for a in args]
+        for i, value in enumerate(inputs):
+            node = graph.placeholder(f"arg{i}_1")
+            if isinstance(value, Tensor):
+                recorder.bind(value, node)
+        with _Modes(fake, recorder, _Decomposer(public) if public else None):
+            result = fn(*inputs)
+        graph.output(_output_arg(result, recorder))
+        graph.eliminate_dead_code()  # what a branch's test computed, as torch's make_fx does
+        root: dict[str, Any] = dict(recorder.constants)
+        if isinstance(fn, tensor.nn.Module):
+            root.update({name: value for name, value in
+                         (*fn.named_parameters(), *fn.named_buffers())
+                         if any(n.target == name for n in graph.nodes if n.op == "get_attr")})
+        name = type(fn).__name__ if isinstance(fn, tensor.nn.Module) else \
+            getattr(fn, "__name__", "GraphModule")
+        return GraphModule(root, graph, name)
+
+    return traced
+
+
+def _output_arg(result: Any, recorder: _Recorder) -> Any:
+    return recorder.as_arg(result, "output")
+
+
+class _Modes:
+    """Enter the fake mode (bottom), the recorder, then the decomposer; leave in reverse."""
+
+    def __init__(self, *modes: Any) -> None:
+        self.modes = [m for m in modes if m is not None]
+
+    def __enter__(self) -> None:
+        for m in self.modes:
+            m.__enter__()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        for m in reversed(self.modes):
+            m.__exit__(*exc_info)
+
+

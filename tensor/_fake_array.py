@@ -1,0 +1,226 @@
+"""FakeArray: a NumPy array with a shape, a dtype and strides, and no data.
+
+A fake tensor's storage is a `FakeArray`: an ``as_strided`` window of the
+right shape and strides over memory that is reserved and never used (an
+anonymous mapping; see `_reserve`). Everything NumPy does
+with metadata alone (``.shape``, ``.strides``, views: ``transpose``,
+``reshape`` when it can be a view, basic slicing, ``None`` indexing) works
+unchanged and costs nothing, so the front end's own checks and views run
+on it as on real data: a shape error is the same error.
+
+Everything that would read or write elements is intercepted, so that no
+element is ever computed or stored: ufuncs and NumPy functions
+answer a new FakeArray of the result's shape and dtype (computed from 0-d
+samples, so NumPy's own dtype rules decide), copies (``astype``, ``copy``,
+a ``reshape`` that cannot be a view) answer a fresh contiguous FakeArray,
+writes do nothing, and reading a value (``item``, ``tolist``, printing)
+raises: a fake tensor has no data to give.
+"""
+
+from __future__ import annotations
+
+import mmap
+import sys
+
+import numpy as np
+
+from ._shape import infer_size, view_strides
+
+__all__ = ["FakeArray", "fake_array", "contiguous_strides"]
+
+
+def contiguous_strides(shape: tuple, itemsize: int) -> tuple[int, ...]:
+    """Row-major strides in bytes, as NumPy gives a new array."""
+    strides, step = [], itemsize
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+def fake_array(shape, dtype, strides=None, mode=None) -> FakeArray:
+    """A FakeArray of `shape` and `dtype`; `strides` in bytes, row-major when None."""
+    dtype = np.dtype(dtype)
+    shape = tuple(int(s) for s in shape)
+    if strides is None:
+        strides = contiguous_strides(shape, dtype.itemsize)
+    window = np.lib.stride_tricks.as_strided(_reserve(shape, strides, dtype), shape,
+                                             tuple(strides))
+    out = window.view(FakeArray)
+    out.fake_mode = mode
+    return out
+
+
+_MAP_NORESERVE = 0x4000  # Linux: reserve address space only (Python 3.11's mmap lacks the name)
+
+
+def _reserve(shape, strides, dtype) -> np.ndarray:
+    """The memory a window of ``shape`` and ``strides`` spans, reserved and never used.
+
+    The FakeArray's own methods never touch elements; this is the safety net
+    for NumPy code that copies behind their back (``np.ascontiguousarray``,
+    ``np.array``): it then reads zeros instead of memory beyond the buffer.
+    An anonymous mapping costs address space, not memory: the kernel gives
+    pages only when they are written, and reading maps its shared zero page.
+    """
+    extent = dtype.itemsize
+    if all(shape):
+        extent += sum((size - 1) * abs(stride) for size, stride in zip(shape, strides))
+    if extent <= 4096:
+        return np.zeros(max(extent // dtype.itemsize, 1), dtype)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+    if sys.platform.startswith("linux"):
+        flags |= _MAP_NORESERVE
+    return np.frombuffer(mmap.mmap(-1, extent, flags=flags), dtype, extent // dtype.itemsize)
+
+
+def _no_data(what: str):
+    raise RuntimeError(f"{what}: a fake tensor has shape, dtype and strides but no data")
+
+
+def _sample(x):
+    """A 0-d stand-in with x's dtype (an array) or x itself (a Python number)."""
+    return np.zeros((), x.dtype) if isinstance(x, np.ndarray) else x
+
+
+class FakeArray(np.ndarray):
+    """See the module docstring. ``fake_mode`` is the FakeTensorMode that made it."""
+
+    fake_mode = None
+
+    def __array_finalize__(self, obj) -> None:
+        self.fake_mode = getattr(obj, "fake_mode", None)
+
+    def _new(self, shape, dtype, strides=None) -> FakeArray:
+        return fake_array(shape, dtype, strides, self.fake_mode)
+
+    # ---- computing: shape and dtype only ---------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or kwargs.get("out") is not None:
+            _no_data(f"numpy.{ufunc.__name__}.{method}")
+        shape = np.broadcast_shapes(*(np.shape(x) for x in inputs))
+        samples = [_sample(x) for x in inputs]
+        result = ufunc(*samples, **{k: v for k, v in kwargs.items() if k != "out"})
+        if isinstance(result, tuple):
+            return tuple(self._new(shape, r.dtype) for r in result)
+        return self._new(shape, np.asarray(result).dtype)
+
+    def __array_function__(self, func, types, args, kwargs):
+        handler = _FUNCTIONS.get(func)
+        if handler is not None:
+            return handler(self, *args, **kwargs)
+        if func in _VIEWS:  # metadata only: NumPy's own code is safe
+            return super().__array_function__(func, types, args, kwargs)
+        _no_data(f"numpy.{func.__name__}")
+
+    # ---- copies: a fresh contiguous window --------------------------------
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        if not copy and np.dtype(dtype) == self.dtype:
+            return self
+        return self._new(self.shape, dtype)
+
+    def copy(self, order="C"):
+        return self._new(self.shape, self.dtype)
+
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = infer_size(tuple(int(s) for s in shape), self.size, "reshape", self.shape)
+        item = self.itemsize
+        strides = view_strides(self.shape, tuple(s // item for s in self.strides), shape)
+        if strides is None:  # NumPy would copy
+            return self._new(shape, self.dtype)
+        return self._new(shape, self.dtype, tuple(s * item for s in strides))
+
+    def ravel(self, order="C"):
+        return self.reshape(-1)
+
+    def flatten(self, order="C"):
+        return self._new((self.size,), self.dtype)
+
+    def __getitem__(self, index):
+        zero = np.lib.stride_tricks.as_strided(np.zeros(1, self.dtype), self.shape,
+                                               (0,) * self.ndim)
+        picked = np.ndarray.__getitem__(zero, index)  # reads element 0 at most: safe
+        if isinstance(picked, np.ndarray) and picked.base is not None:
+            return super().__getitem__(index)  # basic indexing: a view, metadata only
+        return self._new(np.shape(picked), self.dtype)
+
+    # ---- writes do nothing; reads refuse -----------------------------------
+    def __setitem__(self, index, value) -> None:
+        zero = np.lib.stride_tricks.as_strided(np.zeros(1, self.dtype), self.shape,
+                                               (0,) * self.ndim)
+        target = np.ndarray.__getitem__(zero, index)
+        np.broadcast_shapes(np.shape(value), np.shape(target))  # the same shape check
+
+    def fill(self, value) -> None:
+        pass
+
+    def item(self, *args):
+        _no_data("item()")
+
+    def tolist(self):
+        _no_data("tolist()")
+
+    def tobytes(self, order="C"):
+        _no_data("tobytes()")
+
+    def __bool__(self):
+        _no_data("bool()")
+
+    def __float__(self):
+        _no_data("float()")
+
+    def __int__(self):
+        _no_data("int()")
+
+    def __index__(self):
+        _no_data("index")
+
+    def __repr__(self) -> str:
+        return f"FakeArray(shape={self.shape}, dtype={self.dtype}, strides={self.strides})"
+
+    __str__ = __repr__
+
+
+def _concatenate(self, arrays, axis=0, **kwargs):
+    arrays = list(arrays)
+    shapes = [list(np.shape(a)) for a in arrays]
+    dtype = np.result_type(*(_sample(a) for a in arrays))
+    if axis is None:
+        return self._new((sum(int(np.prod(s)) for s in shapes),), dtype)
+    out = list(shapes[0])
+    out[axis] = sum(s[axis] for s in shapes)
+    return self._new(out, dtype)
+
+
+def _stack(self, arrays, axis=0, **kwargs):
+    arrays = list(arrays)
+    shape = list(np.shape(arrays[0]))
+    axis = axis % (len(shape) + 1)
+    shape.insert(axis, len(arrays))
+    return self._new(shape, np.result_type(*(_sample(a) for a in arrays)))
+
+
+def _contiguous(self, a, dtype=None, **kwargs):
+    a = np.asarray(a)
+    if isinstance(a, FakeArray) and a.flags.c_contiguous and dtype in (None, a.dtype):
+        return a
+    return a._new(a.shape, dtype or a.dtype)
+
+
+def _copyto(self, dst, src, casting="same_kind", where=True):
+    np.broadcast_shapes(np.shape(src), np.shape(dst))
+
+
+_FUNCTIONS = {
+    np.concatenate: _concatenate,
+    np.stack: _stack,
+    np.ascontiguousarray: _contiguous,
+    np.copyto: _copyto,
+}
+_VIEWS = {
+    np.shape, np.ndim, np.size, np.transpose, np.swapaxes, np.moveaxis, np.squeeze,
+    np.expand_dims, np.broadcast_to, np.broadcast_arrays, np.result_type, np.can_cast,
+    np.may_share_memory, np.shares_memory, np.atleast_1d, np.atleast_2d,
+}

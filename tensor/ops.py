@@ -1,0 +1,320 @@
+"""`tensor.ops`: the primitives, one table, and the router that makes the front end use them.
+
+Every public op of `tensor` checks its arguments, settles dtypes and
+shapes, and then asks the backend for the numbers (ARCHITECTURE.md, "from
+a call to a kernel"). The calls it makes there are few: ``unary``,
+``binary``, ``reduce``, ``matmul``, ``conv2d``, ... This module names each
+of them as a primitive, an `OpOverload` object: ``tensor.ops.add``,
+``tensor.ops.matmul``, ``tensor.ops.conv2d``, ``tensor.ops.sum``. One
+backend call with an op name (``binary("add", a, b)``) is one primitive
+per name (``tensor.ops.add``), as ATen has ``aten.add`` and ``aten.mul``.
+
+Which calls are primitives (the table `PRIMITIVES` below):
+
+- the backend interface: the elementwise ops of `tensor._ops.OPS`
+  (unary, binary, compare), ``where``, ``clamp``, the reductions ``sum``,
+  ``mean``, ``amax``, ``amin``, ``argmax``, ``softmax``, ``log_softmax``,
+  ``matmul``, ``linear``, ``conv2d``, the pools, ``batch_norm``,
+  ``layer_norm``, ``embedding``;
+- the views, because a graph must say where a view came from, as ATen
+  has ``view`` and ``permute``: ``view``, ``reshape``, ``permute``,
+  ``transpose``, ``t``, ``expand``, ``unsqueeze``, ``squeeze``,
+  ``getitem`` (basic indexing); their arguments are the Tensor method's;
+- the copies: ``clone`` (``contiguous`` when it must copy), ``to_dtype``
+  (``Tensor.to`` and friends, and dtype promotion), ``copy_`` (an in-place
+  write: ``relu`` with ``inplace=True``, ``x += y``, BatchNorm's running
+  statistics), and the joins ``cat`` and ``stack``;
+- creation: ``full`` (``zeros``, ``ones``, ``empty``, ``full``), ``rand``,
+  ``randn``, so that a fake mode can create without allocating. Tensors
+  made from data (``tensor.tensor([...])``) are constants, not calls.
+
+The router. The front end reaches the backend through one attribute,
+``tensor.backend._active`` (``tensor.backend.ops()``). While no dispatch
+mode is on, that is the kernel module itself and nothing here costs a
+thing. While one is, it is the `_Router`: the same names and signatures,
+each turning the call into its primitive on Tensors, so the mode sees
+``tensor.ops.add(x, y)`` where the front end wrote ``binary("add", a, b)``.
+Views, copies and creation calls reach their primitive through a hook
+(`tensor.dispatch.primitive`).
+
+A primitive's arguments are the kernel's, with Tensors for arrays: Python
+numbers stay numbers (``tensor.ops.mul(x, 0.5)``), dims and sizes are
+tuples. Operands already share a dtype, as the kernels require; the public
+ops promote before they get here. Attention (tensor/nn/_attention.py) still
+computes with NumPy between its kernel calls: the modes see its kernel
+calls only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _functions, _meta, dispatch
+from . import backend as _backend
+from ._dtype import as_dtype
+from ._fake_array import FakeArray
+from ._fake_tensor import FakeTensor, fake_mode_of
+from ._ops import OPS
+from ._tensor import Tensor
+
+__all__ = ["OpOverload", "PRIMITIVES"]
+
+
+def _kernels():
+    return _backend._modules[_backend._active_name]
+
+
+class OpOverload:
+    """A primitive: a name, the kernel call it stands for, and its meta function.
+
+    Calling it on Tensors (and numbers, tuples) gives a Tensor. With no
+    dispatch mode on, it runs the kernel (`impl`, on arrays); with one, the
+    top mode's ``__tensor_dispatch__`` receives it. `meta(*arrays)` answers
+    the output's shape, dtype and strides as a FakeArray, without data.
+    """
+
+    def __init__(self, name: str, kind: str, impl, meta, doc: str = "") -> None:
+        self.__name__ = self.__qualname__ = name
+        self.__module__ = "tensor.ops"
+        self.kind = kind
+        self.impl = impl
+        self.meta = meta
+        self.__doc__ = doc or f"The primitive {name} ({kind})."
+
+    @property
+    def name(self) -> str:
+        return self.__name__
+
+    def __repr__(self) -> str:
+        return f"tensor.ops.{self.__name__}"
+
+    def __call__(self, *args, **kwargs):
+        if dispatch._modes:
+            return dispatch.call_with_modes(self, _tensor_types(args), args, kwargs)
+        fake = fake_mode_of(args)
+        if fake is not None:  # a fake tensor outside its mode: enter it, as torch does
+            with fake:
+                return self(*args, **kwargs)
+        return self.run(*args, **kwargs)
+
+    def run(self, *args, **kwargs):
+        """The kernel, on the arrays of the Tensor arguments, beneath every mode.
+
+        The meta function runs first, as the check: a primitive called directly
+        with bad shapes fails as it does on fake tensors, not deep in a kernel.
+        """
+        arrays = _arrays(args)
+        with dispatch._kernel():
+            if self.kind in _CHECKED:
+                self.meta(*arrays, **kwargs)
+            out = self.impl(*arrays, **kwargs)
+        return _tensors(out, args)
+
+    def compute_meta(self, *args, **kwargs):
+        """The output's metadata: a FakeArray from the meta function, no kernel run."""
+        with dispatch._kernel():
+            out = self.meta(*_arrays(args), **kwargs)
+        return out
+
+
+_CHECKED = ("binary", "compare", "reduce", "kernel", "join")  # views check themselves
+
+# ---------------------------------------------------------------------------
+# Tensors in, arrays to the kernels, Tensors out
+# ---------------------------------------------------------------------------
+
+def _arrays(value):
+    if isinstance(value, Tensor):
+        return value._array
+    if isinstance(value, (tuple, list)):
+        return type(value)(_arrays(v) for v in value)
+    return value
+
+
+def _tensor_types(args) -> tuple:
+    types = []
+    for a in args:
+        for v in a if isinstance(a, (tuple, list)) else (a,):
+            if isinstance(v, Tensor) and type(v) not in types:
+                types.append(type(v))
+    return tuple(types)
+
+
+def wrap_array(arr):
+    """A Tensor around a kernel's array (a FakeTensor around a FakeArray)."""
+    if isinstance(arr, FakeArray):
+        return FakeTensor._from_array(arr)
+    return Tensor._from_array(arr)
+
+
+def _tensors(out, args):
+    if isinstance(out, np.generic):  # a kernel may answer a 0-d result as a NumPy scalar
+        out = np.asarray(out)
+    if isinstance(out, np.ndarray):
+        for a in args:  # an in-place primitive answers its own argument
+            if isinstance(a, Tensor) and a._array is out:
+                return a
+        return wrap_array(out)
+    if isinstance(out, tuple):
+        return tuple(_tensors(o, args) for o in out)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the kernels behind each primitive (arrays in, an array out)
+# ---------------------------------------------------------------------------
+
+def _operand(x, like):
+    """A Python number as a NumPy scalar of the other operand's dtype, as the front end passes."""
+    return like.dtype.type(x) if not isinstance(x, np.ndarray) else x
+
+
+def _binary_impl(name):
+    def impl(a, b):
+        if not isinstance(a, np.ndarray):
+            a = _operand(a, b)
+        elif not isinstance(b, np.ndarray):
+            b = _operand(b, a)
+        return _kernels().binary(name, a, b)
+    return impl
+
+
+def _compare_impl(name):
+    def impl(a, b):
+        if not isinstance(a, np.ndarray):
+            a = _operand(a, b)
+        elif not isinstance(b, np.ndarray):
+            b = _operand(b, a)
+        return _kernels().compare(name, a, b)
+    return impl
+
+
+def _method_impl(method: str):
+    """A view or copy primitive: the Tensor method's own code, on a plain Tensor."""
+    def impl(a, *args, **kwargs):
+        raw = getattr(Tensor, method).__wrapped__.raw
+        return raw(Tensor._from_array(a), *args, **kwargs)._array
+    return impl
+
+
+def _creation_impl(name):
+    def impl(shape, *rest):
+        dtype = rest[-1].numpy_dtype
+        if name == "full":
+            return np.full(shape, rest[0], dtype=dtype)
+        draw = _functions._generator.random if name == "rand" else \
+            _functions._generator.standard_normal
+        return draw(shape, dtype=dtype)
+    return impl
+
+
+def _copy_impl(dst, src):
+    np.copyto(dst, np.broadcast_to(src, dst.shape), casting="unsafe")
+    return dst
+
+
+def _named(attr):
+    return lambda *args: getattr(_kernels(), attr)(*args)
+
+
+def _build() -> dict[str, OpOverload]:
+    table: dict[str, OpOverload] = {}
+
+    def add(name, kind, impl, meta, doc=""):
+        table[name] = OpOverload(name, kind, impl, meta, doc)
+
+    for op in OPS:
+        if op.kind == "unary":
+            add(op.name, "unary", (lambda n: lambda a: _kernels().unary(n, a))(op.name),
+                _meta.unary(op.name))
+        elif op.kind == "binary":
+            add(op.name, "binary", _binary_impl(op.name), _meta.binary(op.name))
+        elif op.kind == "compare":
+            add(op.name, "compare", _compare_impl(op.name), _meta.compare(op.name))
+    for name in ("sum", "mean", "amax", "amin"):
+        add(name, "reduce", (lambda n: lambda a, dims, keepdim:
+                             _kernels().reduce(n, a, tuple(dims), keepdim))(name),
+            _meta.reduce(name))
+    for name in ("where", "clamp", "argmax", "softmax", "log_softmax", "matmul", "linear",
+                 "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm",
+                 "layer_norm", "embedding"):
+        add(name, "kernel", _named(name), _meta.META[name])
+    for name in ("view", "reshape", "permute", "transpose", "t", "expand", "unsqueeze",
+                 "squeeze"):
+        impl = _method_impl(name)
+        add(name, "view", impl, impl)  # a view's meta is the view itself, on a FakeArray
+    getitem = _method_impl("__getitem__")
+    add("getitem", "view", getitem, getitem)
+    add("clone", "copy", lambda a: a.copy(), _meta.clone)
+    add("to_dtype", "copy", lambda a, dtype: a.astype(as_dtype(dtype).numpy_dtype),
+        _meta.to_dtype)
+    add("copy_", "copy", _copy_impl, _meta.copy_)
+    add("cat", "join", lambda arrays, dim: np.concatenate(arrays, axis=dim), _meta.cat)
+    add("stack", "join", lambda arrays, dim: np.stack(arrays, axis=dim), _meta.stack)
+    for name in ("full", "rand", "randn"):
+        add(name, "creation", _creation_impl(name), _meta.META[name])
+    return table
+
+
+PRIMITIVES: dict[str, OpOverload] = _build()
+globals().update(PRIMITIVES)
+__all__ += sorted(PRIMITIVES)
+
+
+# ---------------------------------------------------------------------------
+# the router: the backend interface, spoken in primitives
+# ---------------------------------------------------------------------------
+
+def _call(name, *args):
+    """One backend call as its primitive: arrays become Tensors, the answer an array."""
+    out = PRIMITIVES[name](*(wrap_array(a) if isinstance(a, np.ndarray) else _plain(a)
+                             for a in args))
+    return out._array if isinstance(out, Tensor) else out
+
+
+def _plain(x):
+    """A NumPy scalar operand as a Python number (so a graph prints it as one)."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+class _Router:
+    """What ``tensor.backend._active`` is while a dispatch mode is on. Names and
+    signatures are the backend interface's; each call becomes its primitive."""
+
+    def unary(self, op, a):
+        return _call(op, a)
+
+    def binary(self, op, a, b):
+        return _call(op, a, b)
+
+    binary_same_shape = binary
+
+    def binary_scalar(self, op, a, value, left):
+        return _call(op, value, a) if left else _call(op, a, value)
+
+    def unary_(self, op, a):  # in place: refused, so the front end computes and copies
+        return False
+
+    def binary_(self, op, a, b):
+        return False
+
+    def compare(self, op, a, b):
+        return _call(op, a, b)
+
+    def reduce(self, op, a, dims, keepdim):
+        return _call(op, a, tuple(dims), keepdim)
+
+    def __getattr__(self, name):
+        if name in PRIMITIVES:  # where, clamp, matmul, conv2d, ...: the same arguments
+            return lambda *args: _call(name, *args)
+        return getattr(_kernels(), name)  # not a primitive: straight to the kernels
+
+
+_ROUTER = _Router()
+
+
+def _switch(on: bool) -> None:
+    _backend._active = _ROUTER if on else _kernels()
+
+
+dispatch._set_router(_switch, PRIMITIVES)
