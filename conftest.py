@@ -8,8 +8,8 @@ as ``py`` are shown, never run (source included for reading, or code that is
 not meant to run). A ``figure`` block names a graph to draw; its test checks
 that the graph expression gives a graph the drawer renders (the site build
 draws it into the page); a ``stepper`` block's test, that its expression gives
-a recorded pass. The rules live in ``lesson_blocks.py``, shared with
-the site build (``mkdocs_hooks.py``).
+a recorded pass. The rules live in ``book/lesson_blocks.py``, shared with
+the site build (``book/mkdocs_hooks.py``).
 
 Every block runs from a scratch working directory, and a block that writes
 into the checkout fails.
@@ -37,7 +37,7 @@ from tests.learn.switch import use_workspace_if_asked
 # workspace (python -m minifx learn); this must run before anything imports them.
 use_workspace_if_asked()
 
-import lesson_blocks  # noqa: E402
+from book import lesson_blocks  # noqa: E402
 
 # In CI, hypothesis draws the same examples on every run (fixed seed, no saved
 # database), so a result is reproducible from the log; locally it explores.

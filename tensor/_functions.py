@@ -93,7 +93,7 @@ def _wrap(arr: np.ndarray) -> Tensor:
 
 def _fast_float_reduction(op: str, arr: np.ndarray, dim, keepdim: bool) -> Tensor | None:
     """``x.sum()``, ``x.sum(-1)``, ``x.amax()`` ... of a float tensor without the
-    general argument handling (a few microseconds, a third of a row sum of 1e5
+    general argument handling (which costs a good share of a row sum of 1e5
     elements); None for every other case, which takes the full path."""
     ndim = arr.ndim
     if arr.dtype.kind != "f" or not ndim or (keepdim is not True and keepdim is not False):
@@ -454,8 +454,8 @@ def _plain_first(name: str, binary: bool, reflected: bool, general):
     tensors of one dtype and shape, or a tensor and a Python number, go
     straight to the backend (``binary_op``'s first cases). No handler can
     claim such operands, so the callable skips ``tensor_function``'s wrapper
-    too: at 1e5 elements an add takes about 10 us, and the Python calls
-    saved are half a microsecond of it. Anything else goes through the
+    too: an add of 1e5 elements is quick enough that the Python calls saved
+    show in its time. Anything else goes through the
     protocol (``overrides.dispatch``, which asks handlers with this callable)
     and then ``general``. Operators and the public binary functions
     (``tensor.add``, ``tensor.mul``, ...) are made this way."""

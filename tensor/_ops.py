@@ -20,8 +20,8 @@ Each row says what the rest of the library needs to know about one op:
 - ``method`` / ``public``: whether ``Tensor.<name>`` / ``tensor.<name>`` exist;
 - ``work``: what one element costs beyond reading and writing it, in copies
   of an element (float32, one thread, data in cache; measured with the numba
-  kernels: a copy of 1e5 elements took 17 us, an exp 56, so exp's work is
-  2.3). The numba backend
+  kernels as the time of the op over the time of a copy, less the copy's 1:
+  an exp takes a little over three copies' time, so its work is 2.3). The numba backend
   and the compiler split an op over threads from a size that falls as its
   work grows: a range handed to a thread must be worth the hand-off.
 

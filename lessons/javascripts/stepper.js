@@ -1,5 +1,5 @@
 /* Step through a recorded pass (a "stepper" block, drawn at build time by
-   stepper_view.py). Every step is already in the page, hidden but the
+   book/stepper_view.py). Every step is already in the page, hidden but the
    current one; this script only shows one step at a time. The buttons and
    the left and right arrow keys move. The keys go to the stepper that has
    the focus, else to the last one used, else to the one in view. No

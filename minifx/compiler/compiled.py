@@ -88,7 +88,7 @@ class CompiledModel:
                                 f"{getattr(fn, '__qualname__', fn)}: the inputs must be "
                                 "named parameters, not *args or **kwargs")
         # A call that passes every parameter by position needs no binding: its
-        # arguments are already the inputs, in order (binding costs ~3 us a call).
+        # arguments are already the inputs, in order (binding is slow next to a call).
         self._positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                                for p in self._signature.parameters.values())
         if self._positional != len(self._signature.parameters):

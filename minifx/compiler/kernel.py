@@ -294,7 +294,7 @@ def _output(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
 # What one element of an operation adds to a kernel's time, in copies of one
 # float32 element (a read and a write): the op table's ``work`` column
 # (tensor/_ops.py), measured on a one-thread loop of that operation alone at
-# 1e5 elements (a copy took 17 us, exp 56, sigmoid 74). Plain arithmetic hides
+# 1e5 elements, against a copy of the same size. Plain arithmetic hides
 # under the memory traffic; a non-integer pow costs about twenty copies.
 EXTRA_WORK = {op.name: op.work for op in OPS if op.work}  # the op table's column
 
@@ -343,7 +343,7 @@ class FusedKernel:
         self.kernel = compile_kernel(name, source)
         # dtypes -> address of the kernel as a task. Shared by every kernel of the
         # same source, as the compiled kernel is: a model traced again for a new
-        # input size gets new kernels, and a cfunc takes 0.1 to 0.2 s to compile.
+        # input size gets new kernels, and compiling a cfunc is slow.
         self._tasks: dict[tuple, int] = _TASKS.setdefault(source, {})
 
     def take_buffer(self, arrays: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarray:

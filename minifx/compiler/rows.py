@@ -37,7 +37,7 @@ writes and runs their kernels.
 In the generated source each loop over ``j`` is a function of its own
 (``exp_loop(exp_row, x[r], amax)``), called once per row: numba compiles it
 apart from the loop over rows, and LLVM then keeps exp's constants in
-registers (written inline, the softmax kernel was 15% slower).
+registers (written inline, the softmax kernel measured slower).
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ them out again; this is the same idea, as small as it can be:
   ``_free[(shape, dtype)]`` (smaller ones come from ``np.empty``: malloc
   already reuses small blocks, and there are no pages to fault). Keying by
   the exact shape and dtype makes a hit one dictionary lookup and one view,
-  about 0.2 us: an op on 1e5 elements takes 10 us, and a lookup by size that
-  re-typed and reshaped the block cost 1.3 us of it;
+  a small share of an op on 1e5 elements; a lookup by size that re-typed and
+  reshaped the block cost several times as much, a share such an op notices;
 - the caller gets a view of the block, never the block: whatever it does to
   its array's ``shape`` or ``dtype`` attributes, the block stays as kept;
 - a block is free again when nothing but this module refers to it. Every

@@ -4,9 +4,9 @@ OpenBLAS parallelises each product over its own threads, which wait for each
 other at the end of every block of work by spinning. On a machine whose
 cores are busy with something else (another process, numba's threads, a
 second library) one of them is often not running, and the others spin until
-the scheduler brings it back: on this project's two-core machine, with a
-second process busy, a (256, 1024) @ (1024, 196) product took 15 to 18 ms on
-two OpenBLAS threads against 2.2 ms on one.
+the scheduler brings it back: on a two-core machine with a second process
+busy, a (256, 1024) @ (1024, 196) product ran several times slower on two
+OpenBLAS threads than on one.
 
 So the backend asks OpenBLAS for one thread (``single_threaded_blas``) and
 splits a large product itself into independent parts (rows of the result,
@@ -25,7 +25,7 @@ from collections.abc import Callable
 import numpy as np
 
 # Products below this many multiply-adds run as one call: a thread hand-off
-# costs tens of microseconds.
+# costs more than splitting a smaller product saves.
 SPLIT_MIN = 1 << 22
 _configured = False
 
@@ -61,8 +61,8 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray,
     ``ranges(run, n, parts)`` calls ``run(lo, hi)`` on ``parts`` ranges of [0, n).
     Each part adds the bias to its own piece of ``out`` right after its
     product, while that piece is still in its core's cache: one add over the
-    whole output afterwards ran on one thread and cost a ViT block's four
-    Linears about 0.3 ms.
+    whole output afterwards ran on one thread and read the output from
+    memory a second time, a cost a ViT block's four Linears noticed.
     """
     single_threaded_blas()
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
@@ -85,7 +85,7 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray,
     # Every part reads the whole of the operand that is not split, so split the larger one:
     # rows of the result split a, columns split b. (A Linear at batch 1 has a small
     # activation a and a large weight b; a 1x1 convolution on a large image the reverse.)
-    # Summed over both parts, the other way cost up to 12% more on this machine.
+    # Summed over both parts, the other way reads more memory, and measured slower.
     elif m >= 16 * threads and (m * k >= k * n or n < 16 * threads):
         ranges(rows, m, threads)
     elif n >= 16 * threads:

@@ -2,7 +2,7 @@
 
 torch does not call pow for these exponents: it multiplies, divides or
 takes a square root, which is exact or nearly so and many times cheaper
-(x ** 2 at 1e5 floats: 15 us as x * x against 280 us through pow). Its
+(x * x is one multiply, where pow is a log, a multiply and an exp). Its
 answers then are those operations' answers, to the bit, including where
 they part from C's pow: (-0.0) ** 0.5 is sqrt(-0.0) = -0.0, and
 (-inf) ** 0.5 is NaN. Both backends route these exponents here, so that

@@ -1,13 +1,13 @@
 """The Python side of the spinning workers (``_kernels/spin.py``): their threads,
 their control block, and waking the parked ones.
 
-A worker parks itself after about 1 ms without a task and sleeps on its
+A worker parks itself after a while without a task and sleeps on its
 lock. The next op that could use it finds it parked: the op runs on the
 caller's thread alone (``spin._split`` moves the worker to WAKING and the
 caller releases its lock afterwards, in ``wake``), so that the ops after it
 find the worker polling. Waking is a lock release, but a core that has gone
-idle can take hundreds of microseconds to get the thread running: waiting
-for it would cost more than most ops.
+idle can take long to get the thread running: waiting for it would cost
+more than most ops.
 
 The same threads run the parts of a matrix product or a convolution
 (``numba_backend.Workers.run``, through ``start_jobs`` and ``finish_jobs``

@@ -24,8 +24,8 @@ from collections.abc import Callable
 
 # numba's parallel kernels run on OpenMP. By default its idle threads spin
 # for a while after each parallel loop, and on a small machine they then take
-# the cores from the BLAS threads of the next matmul: a ResNet-50 forward ran
-# 3x slower. Passive waiting puts them to sleep at once. This must be set
+# the cores from the BLAS threads of the next matmul, which a ResNet-50
+# forward felt badly. Passive waiting puts them to sleep at once. This must be set
 # before the process loads libgomp (numba at its first parallel loop, torch
 # at import: they share it), so scripts that import torch first set it
 # themselves, as benchmarks/kernels.py does; a value you set yourself wins.
@@ -92,12 +92,12 @@ def _operands(shape: tuple[int, ...], *arrays: np.ndarray):
 class Workers:
     """Threads that stay alive between calls, each woken by a lock.
 
-    Handing ranges to a ``concurrent.futures`` pool cost about 28 us a call
-    (a Future, a queue, a condition variable per range): more than a 1e5
-    element add takes on one thread. Here each worker waits on its own
-    ``go`` lock, which the caller releases after writing the range into the
-    worker; the worker runs it and releases its ``done`` lock, which the
-    caller acquires. Two lock hand-offs and nothing else, about 12 us.
+    Handing ranges to a ``concurrent.futures`` pool cost more a call (a
+    Future, a queue, a condition variable per range) than a 1e5 element add
+    takes on one thread. Here each worker waits on its own ``go`` lock, which
+    the caller releases after writing the range into the worker; the worker
+    runs it and releases its ``done`` lock, which the caller acquires. Two
+    lock hand-offs and nothing else.
 
     The ranges go first to the polling workers of ``_spinning`` (as Python
     jobs: ``Spinners.start_jobs``), and only those left over to threads of
@@ -184,8 +184,8 @@ _WORKERS = Workers()
 os.register_at_fork(after_in_child=_WORKERS.__init__)
 _UNIT_STRIDE = np.ones(1, np.int64)  # read-only for the kernels
 # Elements per thread below which one thread does it all. Waking a worker
-# (``Workers``) costs about 12 us on the quiet two-core machine, so a range
-# must be worth more than that: an add split in two won from about 3e5
+# (``Workers``) costs two lock hand-offs through the kernel, so a range must be
+# worth more than that: on a quiet two-core machine an add split in two won from about 3e5
 # float32 elements there, and lost at 1e5 (``benchmarks/reduce_threshold.py``,
 # the add columns). On a machine whose other core is busy, one thread wins at
 # every size, so the line errs towards fewer splits: 2**17 per thread.
@@ -205,7 +205,7 @@ def thread_count(n: int, cost: float = 1.0) -> int:
     chapter 8 asks the same for its fused kernels)."""
     copies = int(n * cost)
     if copies < _SPLIT:
-        return 1  # (without asking numba: get_num_threads costs a microsecond)
+        return 1  # (without asking numba: get_num_threads is a call into numba's runtime)
     return max(1, min(numba.get_num_threads(), copies // PARALLEL_MIN))
 
 
@@ -228,16 +228,16 @@ def in_ranges(run, n: int, k: int) -> None:
 
 
 # Element-copies from which a contiguous elementwise op is shared with the
-# spinning workers (``_spinning``), which start on a range within a
-# microsecond when they are polling.
+# spinning workers (``_spinning``), which start on a range almost at once
+# when they are polling.
 SPIN_MIN = 1 << 15
 
 
 # Each contiguous op's kernels, looked up once per call: [the one-thread kernel,
 # its task for the polling workers (0 until first shared: compiled on first
 # use), its cost in element-copies, its output dtype]. One dictionary lookup instead of three
-# cached builders: an add of 1e5 elements takes about 10 us, and each step
-# of Python on its path is a few percent of it.
+# cached builders: an add of 1e5 elements is quick enough that each step of
+# Python on its path shows in its time.
 _PLANS: dict[tuple, list] = {}
 
 
@@ -431,7 +431,7 @@ compare = binary  # a comparison is a binary op whose kernel writes bools
 def binary_same_shape(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``binary`` for arrays the caller knows share one shape and dtype (``x + y`` of
     two plain tensors): ``binary``'s first case without its tests of what is
-    known, half a microsecond of a 1e3-element add."""
+    known, which are a good share of a 1e3-element add."""
     if a.dtype in _KERNEL_DTYPES and (n := a.size) > SMALL and a.flags.c_contiguous \
             and b.flags.c_contiguous:
         out = np.empty(a.shape, a.dtype) if n < _POOLED else _empty(a.shape, a.dtype)
@@ -446,7 +446,7 @@ def binary_same_shape(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def binary_scalar(op: str, a: np.ndarray, value: float, left: bool) -> np.ndarray:
     """``a op value`` (``value op a`` when ``left``) for a Python float ``value``: the
     kernel converts it to a's dtype. ``binary``'s scalar case without a NumPy
-    scalar, whose making costs a third of a microsecond."""
+    scalar, whose making costs more than a small op can spare."""
     if op == "pow" and not left and (power := _powers.by_other_ops(_self, a, value)) is not None:
         return power
     if a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous and (n := a.size) > SMALL:
@@ -582,8 +582,8 @@ def _reduce_rows(code: int, out: np.ndarray, a: np.ndarray) -> None:
 
     As in ``_flat``, the task comes from a dict rather than from
     ``rd.rows_task``'s cache, and ``spread``'s work is written out here:
-    ``x.sum(-1)`` of (100, 1000) floats takes about 8 us, and the lookup
-    and the call to ``spread`` were 0.5 us of it (about 0.2 and 0.3)."""
+    ``x.sum(-1)`` of (100, 1000) floats is quick enough that the lookup and
+    the call to ``spread`` showed in its time."""
     count, n = a.shape
     copies = count * n * _REDUCE_COST[code]
     if copies < SPIN_MIN or count < 2:
@@ -809,10 +809,10 @@ def _use_winograd(n: int, oh: int, ow: int) -> bool:
     pair, whatever the image size; the products save 20 multiply-adds per
     pair and tile. With few tiles (ResNet-50's third stage at batch 1 has 49,
     its last 16) the filter transform costs more than it saves, and im2col is
-    faster. Measured on this machine, Winograd against im2col: 1694 against
-    1594 us at 49 tiles (256 channels), 1641 against 1904 at 64, 773 against
-    850 at 100 (128 channels); at 64 tiles with 128 channels im2col was 3%
-    faster, so the line is close to even there.
+    faster. Measured, im2col won at 49 tiles (256 channels) and Winograd at
+    64 (256 channels) and at 100 (128 channels); at 64 tiles with 128
+    channels the two were close to even, so the line sits there.
+    (``benchmarks/conv_variants.py`` times the two on ResNet-50's shapes.)
     """
     return WINOGRAD and n * -(-oh // 2) * -(-ow // 2) >= WINOGRAD_MIN_TILES
 
@@ -866,7 +866,7 @@ def _winograd(x: np.ndarray, w: np.ndarray, b, ph: int, pw: int, oh: int, ow: in
 
 # Column-matrix values from which one image's copies (phases, im2col) are split over
 # the threads by channels: the copies of ResNet-50's strided and late-stage convolutions
-# take 0.2 to 0.5 ms each on one thread, against a wake-up of tens of microseconds.
+# take many times as long on one thread as waking a worker.
 COPY_SPLIT_MIN = 1 << 16
 
 

@@ -2,7 +2,7 @@
 function hides one.
 
 The graph is read from the source with ``ast``, not by importing, by
-``import_graph.py`` at the root of the checkout (the site draws its layers
+``book/import_graph.py`` (the book's tooling) (the site draws its layers
 from the same reading): an edge A -> B is an import of minifx module B in
 module A. Imports under ``if TYPE_CHECKING:`` are only for annotations, never
 run, and are left out (node.py and graph.py name each other's classes that
@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import minifx
-from import_graph import find_cycle, read_packages
+from book.import_graph import find_cycle, read_packages
 
 # The package as Python imports it (under ``minifx learn`` that is the learner's copy).
 GRAPH = read_packages(Path(minifx.__file__).parent)

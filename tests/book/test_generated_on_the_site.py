@@ -16,8 +16,7 @@ from pathlib import Path
 import markdown
 import pytest
 
-import import_graph
-import mkdocs_hooks
+from book import import_graph, mkdocs_hooks
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "lessons").glob("*.md"))

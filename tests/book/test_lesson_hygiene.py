@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import lesson_blocks
-import mkdocs_hooks
+from book import lesson_blocks, mkdocs_hooks
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "lessons").glob("*.md"))
@@ -99,7 +98,7 @@ def test_the_lesson_runner_uses_the_guard():
     """The root conftest.py runs every block under the guard, so a lesson that writes fails."""
     conftest = (ROOT / "conftest.py").read_text()
     assert "_checkout_guard().running(" in conftest
-    hook = (ROOT / "mkdocs_hooks.py").read_text()
+    hook = (ROOT / "book" / "mkdocs_hooks.py").read_text()
     assert "guard.running(" in hook
 
 

@@ -16,9 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import lesson_blocks
-import mkdocs_hooks
-import stepper_view
+from book import lesson_blocks, mkdocs_hooks, stepper_view
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "lessons").glob("*.md"))

@@ -346,7 +346,7 @@ def test_colour_by_gives_each_meta_value_its_own_colour():
 
 
 def test_lessons_draw_figures_in_chapters_1_2_and_3():
-    import lesson_blocks
+    from book import lesson_blocks
 
     chapters = set()
     for page in sorted(LESSONS.glob("ch*.md")):

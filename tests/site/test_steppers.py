@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-import lesson_blocks
+from book import lesson_blocks
 from tests.site.conftest import ROOT, WINDOW_WIDTH
 
 # The chapters whose passes (and, in ch04, an Interpreter run) the issue asks to see step by step.

@@ -70,7 +70,7 @@ def apply2(name, x, y):
 
     ``apply`` leaves the pasting to LLVM, which declines a function as long
     as pow32; the loop then calls it once per element and does not
-    vectorise (measured 3.5 times slower).
+    vectorise (measured much slower).
     """
 
 
@@ -189,7 +189,7 @@ def scalar_kernel(fn: str, scalar_left: bool):
 # the range. The loops are the same ones, without the block walk, and each
 # runs over slices from 0: a loop over ``range(lo, hi)`` indexing the whole
 # arrays would not vectorise (numba must allow for a negative index wrapping
-# around), and ran five times slower.
+# around), and ran much slower.
 @functools.cache
 def flat_map_kernel(fn: str):
     """``map_kernel`` for a contiguous operand: ``out[lo:hi] = fn(a[lo:hi])``."""
@@ -326,14 +326,14 @@ def in_place_task(fn: str, operands: str, dtype: np.dtype) -> int:
     the loop reads and writes through that one array. Run through
     ``flat_task`` with the output passed again as the first operand, the same
     loop reads and writes through two pointers that LLVM cannot prove apart:
-    it checks for overlap, finds it, and runs the loop without SIMD, 2 to 5
-    times slower. ``operands``: "map", "zip" (the other array is the third
+    it checks for overlap, finds it, and runs the loop without SIMD, much
+    slower. ``operands``: "map", "zip" (the other array is the third
     address, and must not overlap the first) or "scalar".
 
     A map goes through a small buffer, a block at a time: written in place,
     ``x[j] = 0 if x[j] < 0 else x[j]`` (relu) becomes a store only where
-    ``x[j] < 0``, a branch per element that the vectoriser gives up on (7
-    times slower on random signs); computed into the buffer and copied back,
+    ``x[j] < 0``, a branch per element that the vectoriser gives up on (much
+    slower on random signs); computed into the buffer and copied back,
     both loops vectorise and the block stays in the L1 cache."""
     t = np.dtype(dtype).type
     with keyed_by_every_kernel_source():

@@ -77,8 +77,8 @@ def _key_range(ints, shift: int, mask: int):
     for a negative one, so the two extremes also say whether the row has one.
 
     Every step is cast back to ``ints``: numba widens int32 arithmetic to
-    int64, and AVX2 has no 64-bit max, which made the float32 loop 2.7 times
-    slower (20 against 7.5 us for 1e5 elements).
+    int64, and AVX2 has no 64-bit max, so the widened float32 loop would not
+    vectorise as a 32-bit one (it measured much slower).
     """
     shift, mask = ints(shift), ints(mask)
 
@@ -191,9 +191,9 @@ def _rows_range(op, out, flat, n, lo, hi):
     """out[r] = reduction of the n elements from flat[r * n], for r in [lo, hi).
 
     The op is tested once, before the loop. Tested per row (``reduce_run``
-    in the loop), it cost 2 of 7.5 us on (100, 1000) float32: LLVM does not
-    take the test out of the loop, and each row paid a call that could not
-    be specialised to the sum."""
+    in the loop), it cost a good share of a (100, 1000) float32 row sum: LLVM
+    does not take the test out of the loop, and each row paid a call that
+    could not be specialised to the sum."""
     if op <= 1:
         for r in range(lo, hi):
             out[r] = _sum_run(flat, r * n, n, 1)
@@ -207,13 +207,14 @@ def reduce_rows_serial(op, out, a):
     """out[r] = reduction of row r of a contiguous 2-d array, on this thread.
 
     The common case (reducing the last dims of a contiguous tensor) without
-    the index math of ``reduce_strided``: 15% faster on (4096, 4096). The
+    the index math of ``reduce_strided``, which costs even on large arrays. The
     backend shares the rows with the spinning workers (``rows_task``)."""
     _rows_range(op, out, a.reshape(-1), a.shape[1], 0, a.shape[0])
 
 
 # Elements from which argmax runs on several threads (numba's prange), set
-# from measurement: waking numba's OpenMP threads costs tens of microseconds.
+# from measurement: waking numba's OpenMP threads costs more than a smaller
+# argmax saves.
 PARALLEL_ROWS_MIN = 3 << 18
 
 

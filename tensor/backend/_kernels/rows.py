@@ -77,11 +77,13 @@ def _row_sum_sq_dev(x, mean):
 def _layer_norm_row(x, o, weight, bias, eps, affine_w, affine_b):
     """Three passes over the row and one write: the mean, the squared
     deviations, then the output with the affine step folded in (five passes
-    and four writes before: 15-20% slower).
+    and four writes before, which measured slower: each pass reads the row
+    from memory again).
 
     The mean and rstd are of the row's dtype, as torch's are: ``sum / n``
     with an integer ``n`` gave a float64 mean, which made both later loops
-    float64, half as wide, and the whole kernel twice as slow for float32."""
+    float64, whose vectors hold half as many lanes, and so slowed the whole
+    kernel for float32."""
     n = like(x[0], x.size)
     mean = _row_sum(x) / n
     rstd = like(mean, 1.0) / np.sqrt(_row_sum_sq_dev(x, mean) / n + eps)

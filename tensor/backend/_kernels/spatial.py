@@ -78,8 +78,8 @@ def im2col(cols, phases, kh, kw, dh, dw, oh, ow):
 
     Serial on purpose: the backend alternates it with BLAS products, image
     by image, and handing the cores back and forth between numba's threads
-    and OpenBLAS's made a batched convolution on two threads erratic (10 to
-    37 ms for one that takes 8 ms with a serial copy).
+    and OpenBLAS's made a batched convolution on two threads erratic, and
+    often several times slower than with a serial copy.
     """
     channels, sh, sw, hq, wq = phases.shape
     taps = kh * kw

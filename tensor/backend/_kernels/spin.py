@@ -1,9 +1,9 @@
 """Worker threads that wait for work by spinning in compiled code.
 
-Waking a sleeping thread goes through the kernel: about 12 us on this
-two-core machine when the other core is idle but awake, and hundreds of
-microseconds when it has gone to sleep. A 1e5-element add takes 16 us on
-one thread, so ``numba_backend.Workers`` cannot split it. torch can: its
+Waking a sleeping thread goes through the kernel, and takes longer still
+when the other core has gone to sleep. That costs about as much as a
+1e5-element add on one thread, so ``numba_backend.Workers`` cannot split it
+with any gain. torch can: its
 OpenMP threads, after a parallel loop, keep polling for the next one for a
 while before they sleep.
 
@@ -12,9 +12,10 @@ This module does the same with nothing but numba. A worker thread calls
 row of a shared control block. A caller claims a polling worker by swapping
 its state atomically, writes the task into the row (the address of a
 ``cfunc`` kernel, its arguments and a range) and marks it ``POSTED``; the
-worker notices within a few nanoseconds, calls the kernel through its
-address, and writes the task's sequence number into ``DONE``. After about
-1 ms with no task the worker parks itself and returns to Python, where it
+worker notices almost at once, calls the kernel through its address, and
+writes the task's sequence number into ``DONE``. After a while with no task
+(``FAST_POLLS`` and ``SLOW_POLLS``) the worker parks itself and returns to
+Python, where it
 sleeps on a lock until a caller wakes it. A caller never waits for a worker
 to wake: if the worker has not started its range by the time the caller has
 finished its own, the caller takes the range back (``_split``).
@@ -76,13 +77,13 @@ FLOATS = 4  # float arguments, in a float64 block of the same rows
 TASK = types.void(types.CPointer(types.int64), types.CPointer(types.float64),
                   types.int64, types.int64)
 
-# How long an idle worker polls: FAST_POLLS checks a pause apart (a pause is
-# about 24 ns on this machine, so about 50 us), then SLOW_POLLS checks with a
-# sched_yield and 16 pauses between them (about 1 us each, so about 1 ms),
-# which hands the core to any other thread that wants it meanwhile. (GNU
-# OpenMP, torch's, polls for a similar while: 300,000 spins by default.) A
-# shorter while measured badly: a loop whose ops come 0.3 ms apart found the
-# worker parked at every op, and so ran every op on one thread.
+# How long an idle worker polls: FAST_POLLS checks a pause apart (a short
+# while, to catch the next op of a busy loop), then SLOW_POLLS checks with a
+# sched_yield and 16 pauses between them (a longer while), which hands the core
+# to any other thread that wants it meanwhile. (GNU OpenMP, torch's, polls for
+# a similar while: 300,000 spins by default.) A shorter while measured badly:
+# a loop whose ops come a little further apart found the worker parked at every
+# op, and so ran every op on one thread.
 FAST_POLLS = 2000
 SLOW_POLLS = 1000
 
@@ -279,9 +280,9 @@ def wait_for_job(ctl, w):
     """Poll until worker ``w`` is back from its Python job. The worker's state
     changes only once it has let go of the GIL (``spin``'s ``resume``), so the
     caller takes the GIL at once. Sleeping on a lock the worker released, and
-    then on the GIL it still held, took a median 17 us from the end of the last
-    part to the caller's return, against 10 us this way (66 jobs in a
-    ResNet-50 forward)."""
+    then on the GIL it still held, is two wake-ups where polling is none: it
+    measured clearly slower from the end of the last part to the caller's
+    return (over the jobs of a ResNet-50 forward)."""
     row = ctl[w]
     polls = 0
     while _load(row, STATE) == PYTHON:

@@ -81,7 +81,7 @@ class BatchNorm2d(Module):
         if not self.training:
             # Eval with running statistics, the common case, reads each of them once:
             # a module finds its parameters and buffers through Module.__getattr__,
-            # most of a microsecond a name, and a small batch_norm takes ten.
+            # a slow lookup next to the whole of a small batch_norm.
             mean, var = self.running_mean, self.running_var
             if mean is not None and var is not None:
                 return F.batch_norm(input, mean, var, self.weight, self.bias, False, factor,

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[1]  # the checkout: book/ sits at its root
 
 FENCE = re.compile(
     r"^(?P<indent>[ \t]*)```(?P<language>[^\s`{]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$",

@@ -32,18 +32,18 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # mkdocs loads hooks by path
+# mkdocs loads hooks by path, as a module of no package: the checkout goes on the path
+# so that ``book`` (and minifx, which the pages run) import from it.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.structure.files import File, Files  # noqa: E402
 
-import import_graph  # noqa: E402
-import lesson_blocks  # noqa: E402
-import stepper_view  # noqa: E402
+from book import import_graph, lesson_blocks, stepper_view  # noqa: E402
 
 FIGURE_DIR = "figures"
 LAYERS_FIGURE = f"{FIGURE_DIR}/layers.svg"
-ROOT = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[1]  # the checkout: book/ sits at its root
 
 # A collapsible block's title line, and a snippet line inside its body.
 ADMONITION_TITLE = re.compile(
