@@ -96,18 +96,35 @@ def test_mul_kernel_gives_torchs_integers():
     )
 
 
+def hardswish_by_the_rule(q, in_scale, in_zp, out_scale, out_zp):
+    """torch's vector rule, in float64 where it fuses, so the same on every CPU: dequantize
+    as ``q * s + (-zp * s)`` rounded once to float32, ``x * relu6(x + 3) / 6`` in
+    float32, times ``float32(1 / out_scale)``, rounded half to even, shifted, clamped."""
+    f32 = np.float32
+    shift = np.float64(f32(in_scale) * f32(-in_zp))
+    x = (q.astype(np.float64) * np.float64(f32(in_scale)) + shift).astype(f32)
+    y = x * np.minimum(np.maximum(x + f32(3), f32(0)), f32(6)) / f32(6)
+    return np.clip(np.rint(y * f32(1.0 / out_scale)) + out_zp, 0, 255).astype(np.uint8)
+
+
 @pytest.mark.parametrize("qparams", [(0.05, 120, 0.04, 10), (0.031, 77, 0.027, 3),
                                      (0.013, 140, 0.011, 30)])
-def test_hardswish_kernel_gives_torchs_integers(qparams):
-    """torch's vector rule; its last (size mod SIMD width) elements take its scalar rule, which
-    can round one step the other way, so the size here is a multiple of 64."""
+def test_hardswish_kernel_follows_torchs_vector_rule(qparams):
+    """Ours is torch's vector rule everywhere (every integer equal to
+    ``hardswish_by_the_rule``). torch follows it where it runs vector code with a fused
+    multiply-add; its scalar tail (the last size-mod-SIMD-width elements) and the whole
+    tensor when ATen runs without SIMD (``ATEN_CPU_CAPABILITY=default``) dequantize
+    without one and can round a near-tie one step the other way. So against torch:
+    within 1 step everywhere, and equal in nearly all places."""
     in_scale, in_zp, out_scale, out_zp = qparams
     values = np.random.default_rng(2).normal(0, 3, (2, 8, 8, 8)).astype(np.float32)
     ours, theirs = twin_quantized(values, in_scale, in_zp)
-    np.testing.assert_array_equal(
-        ints(nnq.Hardswish(out_scale, out_zp)(ours)),
-        ints(torch.ao.nn.quantized.Hardswish(out_scale, out_zp)(theirs)),
-    )
+    mine = ints(nnq.Hardswish(out_scale, out_zp)(ours))
+    reference = ints(torch.ao.nn.quantized.Hardswish(out_scale, out_zp)(theirs))
+    rule = hardswish_by_the_rule(ints(ours), in_scale, in_zp, out_scale, out_zp)
+    np.testing.assert_array_equal(mine, rule)
+    assert np.abs(mine.astype(np.int64) - reference).max() <= 1
+    assert (mine != reference).mean() <= 0.02
 
 
 def test_tensor_model_quantizes_as_torch_does():
