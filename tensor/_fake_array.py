@@ -44,9 +44,14 @@ def fake_array(shape, dtype, strides=None, mode=None) -> FakeArray:
     shape = tuple(int(s) for s in shape)
     if strides is None:
         strides = contiguous_strides(shape, dtype.itemsize)
-    window = np.lib.stride_tricks.as_strided(_reserve(shape, strides, dtype), shape,
-                                             tuple(strides))
-    out = window.view(FakeArray)
+    strides = tuple(strides)
+    memory = _reserve(shape, strides, dtype)
+    if min(strides, default=0) >= 0:
+        # Speed only (make_fx makes one per primitive): the window built directly as a
+        # FakeArray; as_strided followed by .view(FakeArray) builds it three times.
+        out = np.ndarray.__new__(FakeArray, shape, dtype, buffer=memory, strides=strides)
+    else:
+        out = np.lib.stride_tricks.as_strided(memory, shape, strides).view(FakeArray)
     out.fake_mode = mode
     return out
 
