@@ -354,8 +354,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     array = _float_array(input, "dropout")
-    if not training or p == 0.0:
-        return input if inplace else Tensor.clone.__wrapped__(input)
+    if not training or p == 0.0:  # the input itself, as torch returns it (no copy, no op)
+        return input
     if p == 1.0:
         result = np.zeros_like(array)
     else:
