@@ -144,6 +144,11 @@ class FakeArray(np.ndarray):
         return self._new((self.size,), self.dtype)
 
     def __getitem__(self, index):
+        for i in index if isinstance(index, tuple) else (index,):
+            if isinstance(i, np.ndarray) and i.dtype == np.bool_ and isinstance(i, FakeArray):
+                raise RuntimeError(
+                    "indexing with a boolean mask: the output's shape is the count of True "
+                    "values, which a fake tensor does not have (a data-dependent shape)")
         zero = np.lib.stride_tricks.as_strided(np.zeros(1, self.dtype), self.shape,
                                                (0,) * self.ndim)
         picked = np.ndarray.__getitem__(zero, index)  # reads element 0 at most: safe
