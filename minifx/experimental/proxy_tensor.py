@@ -106,6 +106,24 @@ class _Recorder(TensorDispatchMode):
         return value
 
     def __tensor_dispatch__(self, func, types, args=(), kwargs=None):
+        """Record one primitive call as one node, run it beneath this mode, return its result.
+
+        - ``kwargs`` None means no keyword arguments.
+        - A primitive with an entry in ``self.decompositions``: that function
+          runs in its place, on the same arguments, with this recorder entered
+          again around it (the handler runs with its mode off the stack), so
+          the primitives it calls are recorded; its result is returned and no
+          node is made for ``func`` itself.
+        - Otherwise: first one ``call_function`` node in ``self.graph``, its
+          target ``func``, its args and kwargs the call's with every Tensor,
+          nested in tuples, lists and dicts too, replaced by its node
+          (`as_arg`, which makes a ``get_attr`` node for a parameter, buffer
+          or constant it meets for the first time: those come before the call's
+          node). Then the primitive runs, ``func(*args, **kwargs)``: beneath
+          this mode, that is the kernel, or the fake mode's meta function.
+        - A Tensor result is bound to the node (`bind`), so that later calls
+          taking it find the node; the result is returned as it is.
+        """
         kwargs = kwargs or {}
         decomposition = self.decompositions.get(func)
         if decomposition is not None:
