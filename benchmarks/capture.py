@@ -1,6 +1,6 @@
 """What capture costs: minifx per node, and minifx against torch.fx side by side.
 
-Two parts, each a table:
+Three parts, each a table:
 
 ``per-node``: a ``tensor`` model whose forward is a chain of ``n`` elementwise
 operations (1,000 to 100,000) is traced (``symbolic_trace``), then its
@@ -21,9 +21,21 @@ part of every symbolic_trace and recompile. Before timing, the script checks
 that both produced the same graph text and the same code, so that both do the
 same work.
 
-    .venv/bin/python benchmarks/capture.py                   # both parts
+``make_fx``: capture below the API (chapter 12). The shared ResNet-50
+(``tests.models.resnet50(tensor.nn)``, batch 1, eval) traced by
+``symbolic_trace`` and by ``make_fx`` in both tracing modes (``"real"`` runs
+the model, ``"fake"`` computes shapes only), each with its ratio to
+``symbolic_trace`` (the target for ``make_fx``, fake, is 1.5). The anchor is
+torch's own pair on torchvision's resnet50: ``torch.fx.symbolic_trace`` and
+``torch.fx.experimental.proxy_tensor.make_fx`` (real and fake), each with its
+ratio to torch's ``symbolic_trace``. torch's graph is ATen ops, ours the
+``tensor.ops`` primitives; the two are matched op for op in
+tests/ch12/test_aten_table.py.
+
+    .venv/bin/python benchmarks/capture.py                   # all parts
     .venv/bin/python benchmarks/capture.py --part per-node --sizes 1000,10000,100000
     .venv/bin/python benchmarks/capture.py --part torch --torch-sizes 1000,10000 --repeat 5
+    .venv/bin/python benchmarks/capture.py --part make_fx --repeat 9
 """
 
 from __future__ import annotations
@@ -165,9 +177,57 @@ def side_by_side(sizes: list[int], repeat: int) -> None:
           "ratio = minifx / torch.fx, below 1.0 is faster)")
 
 
+# -- part 3: make_fx, ours and torch's ---------------------------------------
+def make_fx_steps() -> Steps:
+    """symbolic_trace and make_fx (fake, real) of the shared ResNet-50 in ``tensor``."""
+    from minifx.experimental.proxy_tensor import make_fx
+    from tests.models import resnet50
+
+    model = resnet50(tensor.nn).eval()
+    x = tensor.randn(1, 3, 224, 224)
+    return {
+        "symbolic_trace": lambda: minifx.symbolic_trace(model),
+        "make_fx, fake": lambda: make_fx(model, tracing_mode="fake")(x),
+        "make_fx, real": lambda: make_fx(model, tracing_mode="real")(x),
+    }
+
+
+def torch_make_fx_steps() -> Steps:
+    """The anchor: torch.fx.symbolic_trace and torch's make_fx of torchvision's resnet50."""
+    import torch
+    import torch.fx
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from minifx.frameworks.published import make_torchvision_importable
+
+    make_torchvision_importable()
+    import torchvision
+
+    model = torchvision.models.resnet50().eval()
+    x = torch.randn(1, 3, 224, 224)
+    return {
+        "symbolic_trace": lambda: torch.fx.symbolic_trace(model),
+        # The parameters stay real, as in ours: torch must be told to accept them.
+        "make_fx, fake": lambda: make_fx(model, tracing_mode="fake",
+                                         _allow_non_fake_inputs=True)(x),
+        "make_fx, real": lambda: make_fx(model, tracing_mode="real")(x),
+    }
+
+
+def make_fx_table(repeat: int) -> None:
+    """Print each step's median and its ratio to symbolic_trace, for minifx and for torch."""
+    print(f"{'resnet50, batch 1':<22}{'step':<18}{'median':>11}{'/ symbolic_trace':>18}")
+    for who, steps in (("minifx", make_fx_steps), ("torch (torchvision)", torch_make_fx_steps)):
+        medians = {step: median_seconds(fn, repeat) for step, fn in steps().items()}
+        for step, t in medians.items():
+            ratio = t / medians["symbolic_trace"]
+            print(f"{who:<22}{step:<18}{t * 1e3:>9.2f}ms{ratio:>18.2f}")
+    print(f"(median of {repeat} runs, cyclic GC paused while timing; models in eval mode)")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("all", "per-node", "torch"), default="all")
+    parser.add_argument("--part", choices=("all", "per-node", "torch", "make_fx"), default="all")
     parser.add_argument("--sizes", default="1000,10000,100000",
                         help="chain lengths for the per-node part")
     parser.add_argument("--torch-sizes", default="1000,10000",
@@ -180,6 +240,10 @@ def main(argv: list[str] | None = None) -> None:
         print()
     if args.part in ("all", "torch"):
         side_by_side([int(s) for s in args.torch_sizes.split(",")], args.repeat)
+    if args.part == "all":
+        print()
+    if args.part in ("all", "make_fx"):
+        make_fx_table(args.repeat)
 
 
 if __name__ == "__main__":

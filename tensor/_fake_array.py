@@ -44,9 +44,14 @@ def fake_array(shape, dtype, strides=None, mode=None) -> FakeArray:
     shape = tuple(int(s) for s in shape)
     if strides is None:
         strides = contiguous_strides(shape, dtype.itemsize)
-    window = np.lib.stride_tricks.as_strided(_reserve(shape, strides, dtype), shape,
-                                             tuple(strides))
-    out = window.view(FakeArray)
+    strides = tuple(strides)
+    memory = _reserve(shape, strides, dtype)
+    if min(strides, default=0) >= 0:
+        # Speed only (make_fx makes one per primitive): the window built directly as a
+        # FakeArray; as_strided followed by .view(FakeArray) builds it three times.
+        out = np.ndarray.__new__(FakeArray, shape, dtype, buffer=memory, strides=strides)
+    else:
+        out = np.lib.stride_tricks.as_strided(memory, shape, strides).view(FakeArray)
     out.fake_mode = mode
     return out
 
@@ -139,6 +144,11 @@ class FakeArray(np.ndarray):
         return self._new((self.size,), self.dtype)
 
     def __getitem__(self, index):
+        for i in index if isinstance(index, tuple) else (index,):
+            if isinstance(i, np.ndarray) and i.dtype == np.bool_ and isinstance(i, FakeArray):
+                raise RuntimeError(
+                    "indexing with a boolean mask: the output's shape is the count of True "
+                    "values, which a fake tensor does not have (a data-dependent shape)")
         zero = np.lib.stride_tricks.as_strided(np.zeros(1, self.dtype), self.shape,
                                                (0,) * self.ndim)
         picked = np.ndarray.__getitem__(zero, index)  # reads element 0 at most: safe

@@ -96,7 +96,20 @@ def _pop() -> TensorDispatchMode:
 
 def call_with_modes(func: Any, types: tuple, args: tuple, kwargs: dict) -> Any:
     """Hand one primitive call to the top mode, with that mode off the stack while
-    its handler runs (so the handler's own calls go beneath it)."""
+    its handler runs (so the handler's own calls go beneath it).
+
+    - The top mode is the last one on the stack (`_modes`). Its
+      ``__tensor_dispatch__(func, types, args, kwargs)`` receives the call,
+      and what it returns is returned.
+    - While the handler runs, that mode is off the stack: a primitive the
+      handler calls (``func`` itself or another) goes to the next mode down,
+      or to the kernel when the stack is empty. Take it off and put it back
+      with `_pop` and `_push`, which also switch the router off and on when
+      the stack empties and fills (a bare ``list.pop`` would leave the front
+      end routing to primitives with no mode to receive them).
+    - Afterwards the mode is back on top, also when the handler raises: the
+      stack is as it was before the call.
+    """
     mode = _pop()
     try:
         return mode.__tensor_dispatch__(func, types, args, kwargs)

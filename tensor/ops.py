@@ -112,6 +112,8 @@ class OpOverload:
 
     def compute_meta(self, *args, **kwargs):
         """The output's metadata: a FakeArray from the meta function, no kernel run."""
+        if not dispatch._routing:  # speed only: the usual case under a fake mode, nothing to switch
+            return self.meta(*_arrays(args), **kwargs)
         with dispatch._kernel():
             out = self.meta(*_arrays(args), **kwargs)
         return out

@@ -100,12 +100,30 @@ class _Recorder(TensorDispatchMode):
         if isinstance(value, Tensor):
             return self.node_of(value, func)
         if isinstance(value, (tuple, list)):
-            return type(value)(self.as_arg(v, func) for v in value)
+            return type(value)([self.as_arg(v, func) for v in value])
         if isinstance(value, dict):
             return {k: self.as_arg(v, func) for k, v in value.items()}
         return value
 
     def __tensor_dispatch__(self, func, types, args=(), kwargs=None):
+        """Record one primitive call as one node, run it beneath this mode, return its result.
+
+        - ``kwargs`` None means no keyword arguments.
+        - A primitive with an entry in ``self.decompositions``: that function
+          runs in its place, on the same arguments, with this recorder entered
+          again around it (the handler runs with its mode off the stack), so
+          the primitives it calls are recorded; its result is returned and no
+          node is made for ``func`` itself.
+        - Otherwise: first one ``call_function`` node in ``self.graph``, its
+          target ``func``, its args and kwargs the call's with every Tensor,
+          nested in tuples, lists and dicts too, replaced by its node
+          (`as_arg`, which makes a ``get_attr`` node for a parameter, buffer
+          or constant it meets for the first time: those come before the call's
+          node). Then the primitive runs, ``func(*args, **kwargs)``: beneath
+          this mode, that is the kernel, or the fake mode's meta function.
+        - A Tensor result is bound to the node (`bind`), so that later calls
+          taking it find the node; the result is returned as it is.
+        """
         kwargs = kwargs or {}
         decomposition = self.decompositions.get(func)
         if decomposition is not None:
@@ -139,14 +157,11 @@ class _Decomposer(TensorFunctionMode):
             return decomposition(*args, **(kwargs or {}))
 
 
-def _named_tensors(fn: Any) -> dict[int, str]:
-    """id(array) -> qualified name, for the parameters and buffers of a Module ``fn``."""
+def _named_tensors(fn: Any) -> dict[str, Tensor]:
+    """Qualified name -> tensor, for the parameters and buffers of a Module ``fn``."""
     if not isinstance(fn, tensor.nn.Module):
         return {}
-    named = {}
-    for name, value in (*fn.named_parameters(), *fn.named_buffers()):
-        named.setdefault(id(value._array), name)
-    return named
+    return dict((*fn.named_parameters(), *fn.named_buffers()))
 
 
 def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
@@ -166,7 +181,11 @@ def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
         graph = Graph()
         primitive = {f: d for f, d in table.items() if isinstance(f, tensor.ops.OpOverload)}
         public = {f: d for f, d in table.items() if f not in primitive}
-        recorder = _Recorder(graph, _named_tensors(fn), primitive)
+        named = _named_tensors(fn)
+        by_array: dict[int, str] = {}
+        for name, value in named.items():
+            by_array.setdefault(id(value._array), name)
+        recorder = _Recorder(graph, by_array, primitive)
         fake = FakeTensorMode() if tracing_mode == "fake" else None
         inputs = [fake.from_tensor(a) if fake and isinstance(a, Tensor) else a for a in args]
         for i, value in enumerate(inputs):
@@ -178,10 +197,8 @@ def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
         graph.output(_output_arg(result, recorder))
         graph.eliminate_dead_code()  # what a branch's test computed, as torch's make_fx does
         root: dict[str, Any] = dict(recorder.constants)
-        if isinstance(fn, tensor.nn.Module):
-            root.update({name: value for name, value in
-                         (*fn.named_parameters(), *fn.named_buffers())
-                         if any(n.target == name for n in graph.nodes if n.op == "get_attr")})
+        read = {n.target for n in graph.nodes if n.op == "get_attr"}
+        root.update({name: value for name, value in named.items() if name in read})
         name = type(fn).__name__ if isinstance(fn, tensor.nn.Module) else \
             getattr(fn, "__name__", "GraphModule")
         return GraphModule(root, graph, name)

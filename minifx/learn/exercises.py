@@ -289,6 +289,25 @@ EXERCISES: list[Exercise] = [
          "else is a problem with a hint (and the target stays).",
          ("tests/ch11/test_round_trip.py",)),
     ),
+    *_rows(
+        "ch12",
+        ("tensor/dispatch.py", "call_with_modes", "hand a primitive to the top mode",
+         "The top mode leaves the stack while its handler runs and comes back after, "
+         "whatever happens; use the stack helpers that also switch the router.",
+         ("tests/ch12/test_modes.py",)),
+        ("minifx/experimental/proxy_tensor.py", "_Recorder.__tensor_dispatch__",
+         "record a primitive call as a node",
+         "A decomposition runs instead, with the recorder entered again; otherwise make "
+         "the node from the arguments' nodes (as_arg), run the primitive beneath the "
+         "mode, bind a Tensor result to the node.",
+         ("tests/ch12/test_make_fx.py",)),
+        ("minifx/passes/fake_tensor_prop.py", "FakeTensorProp.run_node",
+         "record each node's fake value",
+         "Let the Interpreter run the node; map_aggregate over the result keeps fake "
+         "tensors and numbers, makes real tensors fake with the pass's mode, and turns the "
+         "rest into None; store it in meta unless it is None.",
+         ("tests/ch12/test_fake_tensor_prop.py",)),
+    ),
 ]
 
 
@@ -508,6 +527,23 @@ MORE_HINTS: dict[str, str] = {
         "_operator targets go through check_operator. passes_through, or not using torch: "
         "keep. Otherwise a problem naming the torch function (_torch_name), hinted by its "
         "last part; the target stays.",
+    "call_with_modes":
+        "Keep the mode you took off in a local. Call its __tensor_dispatch__ with the four "
+        "arguments as they came (types, args and kwargs untouched) and return its answer "
+        "from inside a try whose finally pushes the same mode back. The order matters: "
+        "take off first, then call, so the handler's own primitive calls see the stack "
+        "without it.",
+    "_Recorder.__tensor_dispatch__":
+        "Look func up in the decomposition dict; when found, use the recorder itself as a "
+        "context manager around the decomposition's call and return what it gives. Else "
+        "build the node with graph.call_function before running anything, passing the "
+        "arguments through as_arg (func as its second argument, for the error message). "
+        "Only a Tensor result gets bind; tuples and numbers are returned unbound.",
+    "FakeTensorProp.run_node":
+        "Check FakeTensor before Tensor: a FakeTensor is a Tensor too, and must not be "
+        "made fake again. The mode is self._mode. The nested helper returns one leaf's "
+        "value; map_aggregate rebuilds the containers. Compare the mapped whole with None "
+        "before writing n.meta['val'].",
 }
 
 

@@ -45,6 +45,17 @@ class FakeTensorProp(Interpreter):
         self._mode = FakeTensorMode() if mode is None else mode
 
     def run_node(self, n: Node) -> Any:
+        """Run ``n`` as the Interpreter does, record its fake value, return the result.
+
+        - The result is the Interpreter's (`Interpreter.run_node`), returned
+          unchanged.
+        - ``n.meta['val']`` is the result with each leaf of its nesting
+          (tuples, lists, dicts: `map_aggregate`) replaced: a FakeTensor stays
+          itself; another Tensor (a parameter that a ``get_attr`` reads) becomes
+          its fake twin from this pass's mode (``from_tensor``); an ``int``,
+          ``float`` or ``bool`` stays itself; anything else becomes None.
+        - When that whole value is None, ``n.meta`` gets no ``'val'``.
+        """
         result = super().run_node(n)
 
         def extract_val(obj: Any) -> Any:

@@ -21,6 +21,7 @@ import numpy as np
 from .. import _functions as _core
 from .. import dispatch as _dispatch
 from .._dtype import as_dtype, dtype
+from .._fake_array import FakeArray
 from .._shape import in_op as _in_op
 from .._shape import linear_shape, output_hw
 from .._tensor import Tensor
@@ -354,8 +355,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     array = _float_array(input, "dropout")
-    if not training or p == 0.0:
-        return input if inplace else Tensor.clone.__wrapped__(input)
+    if not training or p == 0.0:  # the input itself, as torch returns it (no copy, no op)
+        return input
     if p == 1.0:
         result = np.zeros_like(array)
     else:
@@ -711,7 +712,9 @@ def embedding(
     table = _float_array(weight, "embedding", "weight")
     if table.ndim != 2:
         raise RuntimeError(f"embedding(): 'weight' must be 2-D, got shape {_shape(table)}")
-    if indices.size and (indices.min() < 0 or indices.max() >= table.shape[0]):
+    # The range check reads the indices; fake ones have none, and pass as under torch's meta.
+    if indices.size and not isinstance(indices, FakeArray) and (
+            indices.min() < 0 or indices.max() >= table.shape[0]):
         raise IndexError(f"index out of range in self (in embedding: indices from "
                          f"{indices.min()} to {indices.max()}, weight of shape {_shape(table)})")
     if max_norm is not None:

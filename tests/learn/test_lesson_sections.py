@@ -22,7 +22,7 @@ PAGES = {
     "ch02": "ch02_symbolic_tracing.md", "ch03": "ch03_ir.md", "ch04": "ch04_interpreter.md",
     "ch05": "ch05_transformer.md", "ch06": "ch06_codegen.md", "ch07": "ch07_fusion.md",
     "ch08": "ch08_compile.md", "ch09": "ch09_torch.md", "ch10": "ch10_quantization.md",
-    "ch11": "ch11_convert.md",
+    "ch11": "ch11_convert.md", "ch12": "ch12_below_the_api.md",
 }
 
 
