@@ -140,6 +140,15 @@ EXERCISES: list[Exercise] = [
         ("minifx/interpreter.py", "Interpreter.run_node", "run one node",
          "Fetch args and kwargs from the environment, then call the method named by n.op.",
          ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.placeholder", "hand out the run's arguments",
+         "Each placeholder takes the next value of self.args_iter; a star parameter takes "
+         "the rest; when they have run out, the default or a RuntimeError.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.run", "the run loop, freeing dead values",
+         "Set up env and args_iter; walk the nodes, skipping those env already has; store "
+         "run_node's value, free the values that die at this node, return at output; a "
+         "node's error gets the node's line added.",
+         ("tests/ch04/test_interpreter.py", "tests/ch04/test_shape_prop.py")),
         ("minifx/node.py", "fetch_path", "follow a dotted attribute path",
          "Split on '.', getattr one atom at a time; at a missing one return default if "
          "given, else raise an AttributeError naming the path so far and the type.",
@@ -389,6 +398,18 @@ MORE_HINTS: dict[str, str] = {
         "fetch_args_kwargs_from_env gives the concrete args and kwargs. The opcode methods "
         "all take (target, args, kwargs); look the method up on self by the op's name, so "
         "that a subclass's override runs.",
+    "Interpreter.placeholder":
+        "The target is the parameter's name: one that starts with '*' drains the iterator "
+        "into a list. next() raises StopIteration when nothing is left: catch it, use "
+        "args[0] when args is not empty, else raise the message the docstring gives, "
+        "with its cause suppressed.",
+    "Interpreter.run":
+        "Keep the codegen's process_inputs/process_outputs behind hasattr checks. Inside "
+        "the loop, wrap only run_node in the try. The freeing comes after the value is "
+        "stored and before the output check; user_to_last_uses has no entry for a node "
+        "that frees nothing. In the except: re-raise bare when extra_traceback is off; a "
+        "KeyError becomes a RuntimeError raised from it; any other exception gets new "
+        "args (the new message, then the old args after the first) and is re-raised.",
     "fetch_path":
         "Use a private sentinel both for 'no default given' and for a missing attribute: "
         "None may be a real default or a real value. The message names the path up to and "
