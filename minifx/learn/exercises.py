@@ -111,6 +111,14 @@ EXERCISES: list[Exercise] = [
          "Rebuild tuples (named tuples too), lists, dicts and slices; everything else, "
          "Nodes included, is a leaf.",
          ("tests/ch03/test_node.py",)),
+        ("minifx/node.py", "Node.prepend", "move a node in the linked list",
+         "Refuse a node of another graph; unhook x from its neighbours, then hook it in "
+         "between self._prev and self.",
+         ("tests/ch03/test_node.py", "tests/ch03/test_graph_edit.py")),
+        ("minifx/graph.py", "Graph.create_node", "make a node, name it, insert it",
+         "Check op, args and kwargs; pick a name candidate and let the graph's Namespace "
+         "make it unique; build the Node, hand it to self._insert, count it.",
+         ("tests/ch03/test_node.py", "tests/ch03/test_graph_vs_torch.py")),
         ("minifx/node.py", "Node.replace_input_with", "read a new input instead of an old one",
          "map_arg over args and kwargs, then _update_args_kwargs keeps users in sync.",
          ("tests/ch03/test_node.py", "tests/ch03/test_graph_edit.py")),
@@ -130,6 +138,14 @@ EXERCISES: list[Exercise] = [
          "One pass in order: a node may only read nodes already seen; users must agree "
          "with inputs; exactly one output node, and it is last.",
          ("tests/ch03/test_lint.py",)),
+        ("minifx/graph.py", "Graph.node_copy", "copy a node from another graph",
+         "map_arg the args and kwargs through arg_transform; create_node with the same "
+         "op, target, name and type; give the copy its own meta dict.",
+         ("tests/ch03/test_graph_edit.py",)),
+        ("minifx/graph.py", "Graph.graph_copy", "copy a whole graph but its output",
+         "Walk g's nodes; skip those val_map has; at the output, map its argument through "
+         "val_map and return; else record node_copy's result in val_map.",
+         ("tests/ch03/test_graph_edit.py",)),
     ),
     *_rows(
         "ch04",
@@ -366,6 +382,18 @@ MORE_HINTS: dict[str, str] = {
         "Test for a leaf first (not one of _CONTAINERS). A named tuple is rebuilt from its "
         "items as positional arguments, a plain tuple from the list of items; lists stay "
         "lists; dicts keep their keys; a slice maps start, stop and step.",
+    "Node.prepend":
+        "Return at once when x is self. Compare graphs by identity. Unhooking: x's "
+        "previous node's next becomes x's next, and x's next node's previous becomes x's "
+        "previous. Then four links change: the old previous of self points forward to x, "
+        "x back to it and forward to self, self back to x. The graph's count does not "
+        "change: x was already one of its nodes (or is counted by create_node).",
+    "Graph.create_node":
+        "Check in this order: op, then args, then kwargs, after None became an empty "
+        "tuple or dict, so that a refused node is never inserted. The candidate is the "
+        "given name, else the target turned into a name by _target_to_str; create_name "
+        "adds _1, _2 ... and fixes illegal characters. The Node constructor takes the "
+        "graph, name, op, target, args, kwargs and type_expr.",
     "Node.replace_input_with":
         "A small function gives new_input for old_input (identity, not equality) and "
         "anything else unchanged; map it over args and kwargs, and set both through "
@@ -390,6 +418,15 @@ MORE_HINTS: dict[str, str] = {
         "lists this node as a user; each user reads this node back. After the walk: no "
         "output, two outputs, or an output that is not last are RuntimeErrors. With an "
         "owning module, check the targets too.",
+    "Graph.node_copy":
+        "arg_transform is applied to Nodes only (map_arg), inside containers too. Pass the "
+        "old node's name as the name: this graph's namespace adds a number if it is taken. "
+        "copy.copy of the meta gives a new dict holding the same values.",
+    "Graph.graph_copy":
+        "The inputs of each copy are looked up in val_map, which the earlier copies (or "
+        "the caller) filled in. Nodes are copied in g's order, so an input is always "
+        "mapped before its user. The output node is never copied; return_output_node "
+        "pairs the mapped value with that node. Falling off the end gives None.",
     "last_uses":
         "The result maps a node to the values that die there. A set of the values already "
         "met tells whether this is the first meeting going backwards, which is the last "

@@ -95,6 +95,49 @@ def test_node_copy_and_graph_copy():
     dst.lint()
 
 
+def test_node_copy_maps_inputs_and_copies_meta_like_torch_fx():
+    def copy_one(fx):
+        src = straight(fx, 2)
+        add_1 = list(src.nodes)[2]
+        add_1.meta["tag"] = ["kept"]
+        dst = fx.Graph()
+        z = dst.placeholder("z")
+        dst.call_function(operator.neg, (z,), {})  # takes the name "neg" first
+        copied = dst.node_copy(add_1, lambda n: z)
+        return add_1, copied
+
+    add_1, copied = copy_one(minifx)
+    theirs, their_copy = copy_one(tfx)
+    assert (copied.op, copied.target, copied.name) == ("call_function", operator.add, "add_1")
+    assert copied.format_node() == their_copy.format_node()
+    assert copied.meta == add_1.meta and copied.meta is not add_1.meta
+    assert copied.meta["tag"] is add_1.meta["tag"]  # shallow, as torch.fx
+    assert their_copy.meta["tag"] is theirs.meta["tag"]
+
+
+def test_graph_copy_skips_mapped_nodes_and_can_return_the_output_node():
+    def copy_into(fx):
+        src = straight(fx, 2)
+        dst = fx.Graph()
+        y = dst.placeholder("y")
+        x = next(iter(src.nodes))
+        val_map = {x: y}  # x is given: it is not copied, y stands for it
+        out, out_node = dst.graph_copy(src, val_map, return_output_node=True)
+        dst.output(out)
+        return src, dst, val_map, out_node
+
+    src, dst, val_map, out_node = copy_into(minifx)
+    tsrc, tdst, tval_map, tout_node = copy_into(tfx)
+    assert str(dst) == str(tdst).replace("torch.fx", "minifx")
+    assert [n.name for n in dst.nodes] == ["y", "add", "add_1", "output"]
+    assert out_node is src.output_node() and tout_node is tsrc.output_node()
+    assert len(val_map) == len(tval_map) == 3
+    dst.lint()
+    empty = minifx.Graph()
+    empty.placeholder("x")
+    assert minifx.Graph().graph_copy(empty, {}) is None
+
+
 def test_deepcopy_graph_is_independent():
     g = straight(minifx, 3)
     h = copy.deepcopy(g)

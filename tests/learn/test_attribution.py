@@ -44,11 +44,16 @@ BUGS: dict[str, tuple[str, str]] = {
                'self.create_proxy("call_module", type(m).__name__, args, kwargs)'),
     "ch03.1": ("return [map_aggregate(x, fn) for x in a]",
                "return tuple(map_aggregate(x, fn) for x in a)"),
-    "ch03.2": ("map_arg(self._kwargs, swap))", "self._kwargs)"),
-    "ch03.3": ("for user in list(self.users):", "for user in self.users:"),
-    "ch03.4": ("to_erase._update_args_kwargs((), {})", "pass"),
-    "ch03.5": ("for node in reversed(self.nodes):", "for node in self.nodes:"),
-    "ch03.6": ("if arg not in seen:", "if arg._erased:"),
+    "ch03.2": ("x._next, self._prev = self, x", "x._next = self"),
+    "ch03.3": ("self._len += 1", "pass"),
+    "ch03.4": ("map_arg(self._kwargs, swap))", "self._kwargs)"),
+    "ch03.5": ("for user in list(self.users):", "for user in self.users:"),
+    "ch03.6": ("to_erase._update_args_kwargs((), {})", "pass"),
+    "ch03.7": ("for node in reversed(self.nodes):", "for node in self.nodes:"),
+    "ch03.8": ("if arg not in seen:", "if arg._erased:"),
+    "ch03.9": ("result.meta = copy.copy(node.meta)", "result.meta = node.meta"),
+    "ch03.10": ("if node in val_map:\n                continue",
+                "if node in val_map:\n                pass"),
 }
 
 EXERCISES = [e for c in CHAPTERS for e in chapter_exercises(c)]
