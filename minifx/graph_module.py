@@ -35,16 +35,26 @@ def _module_base_for(root: Any) -> type:
                 return framework.module_class
         return tensor_framework().module_class
     return framework_of(root).module_class
+# --8<-- [end:framework_base]
 
 
+# --8<-- [start:instance_class]
 def _instance_class(cls: type, base: type) -> type:
-    """A fresh class for one GraphModule instance.
+    """A fresh class for one GraphModule instance (the class-per-instance trick).
 
     ``cls`` (GraphModule or a user subclass) holds the logic; ``base`` is the
     framework's module class (tensor.nn.Module or torch.nn.Module). Their
     combination is made once and cached; every instance then gets its own
     subclass of it, because ``recompile`` installs ``forward`` on the class
     and two GraphModules must not overwrite each other's ``forward``.
+
+    When ``cls`` is not already a subclass of ``base``, the combination is
+    ``type(cls.__name__, (cls, base), ...)`` with ``__module__`` from ``cls``
+    and the class attribute ``_module_base`` set to ``base``, kept in
+    ``_combined_classes`` under ``(cls, base)``, so that all the instances
+    of one kind share it (``isinstance`` works across them). The answer is a
+    new subclass of that (or of ``cls`` itself when it already subclasses
+    ``base``), with the same name and ``__module__``.
     """
     if not issubclass(cls, base):
         key = (cls, base)
@@ -53,7 +63,7 @@ def _instance_class(cls: type, base: type) -> type:
                                           {"__module__": cls.__module__, "_module_base": base})
         cls = _combined_classes[key]
     return type(cls.__name__, (cls,), {"__module__": cls.__module__})
-# --8<-- [end:framework_base]
+# --8<-- [end:instance_class]
 
 
 def _addindent(text: str, spaces: int) -> str:

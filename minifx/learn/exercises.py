@@ -196,6 +196,16 @@ EXERCISES: list[Exercise] = [
     ),
     *_rows(
         "ch06",
+        ("minifx/codegen.py", "CodeWriter.spell", "spell any argument as Python source",
+         "Literals by repr (floats through spell_float), Nodes by name, containers item by "
+         "item, slice, Ellipsis and enum members spelled out; what has no literal spelling "
+         "becomes a global.",
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_hostile_names.py",
+          "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.emit_placeholder", "a parameter of forward",
+         "Check the target is an identifier; build the parameter from target, annotation "
+         "and default into free_vars; a node named apart from its parameter gets a line.",
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_hostile_names.py")),
         ("minifx/codegen.py", "CodeWriter.emit_call_function", "one node's line of code",
          "operator_format and inplace_format give templates for operators; otherwise "
          "add_global names the function; getattr(x, 'name') prints as x.name; "
@@ -214,10 +224,19 @@ EXERCISES: list[Exercise] = [
          "nobody reads frees itself too; end the line with ';  a = b = None' or just "
          "a newline.",
          ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
+        ("minifx/codegen.py", "CodeWriter.write", "walk the graph, one line per node",
+         "Refuse an unknown op; in verbose mode let stack_comment write where the node came "
+         "from; dispatch to the emit method named after the op; end most lines with "
+         "emit_frees; finish.",
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
         ("minifx/graph_module.py", "GraphModule.recompile", "regenerate forward",
          "Ask the graph for its python_code, with 'self' as the root module's name; keep the "
          "source in self._code; install what _forward_from_src makes as the forward of "
          "type(self); return the PythonCode.",
+         ("tests/ch06/test_graph_module.py",)),
+        ("minifx/graph_module.py", "_instance_class", "a class of its own per instance",
+         "Combine cls with the framework's module class once (cached by the pair); then "
+         "make a fresh subclass of that for this one instance.",
          ("tests/ch06/test_graph_module.py",)),
     ),
     *_rows(
@@ -466,6 +485,18 @@ MORE_HINTS: dict[str, str] = {
         "The result is None for a graph without output: then add no output. Otherwise map "
         "every Proxy in it to its node (other values stay) and give that to the new "
         "graph's output. The old output node is the last node of self.graph.",
+    "CodeWriter.spell":
+        "Test the exact type against the plain literal types first: that is the common "
+        "case, and an IntEnum member must not print as a number. A named tuple is a tuple "
+        "with _fields: check it before tuples. One-item tuples need the trailing comma. "
+        "An Enum's class is bound with its __name__ as the hint; a member name that is no "
+        "identifier is indexed with a _quote'd string. For a repr-literal object, only the "
+        "text before the first parenthesis can be a custom builtin's name.",
+    "CodeWriter.emit_placeholder":
+        "Strip the stars with lstrip; more than two stripped is an error too. The default "
+        "exists when node.args is not empty. The parameter keeps its stars "
+        "(node.target, not the stripped one). The extra line assigns the bare target to "
+        "the node's name and ends with a newline.",
     "CodeWriter.emit_call_function":
         "Spell every argument with self.spell. An in-place template is a statement: the "
         "node's value is its first argument, assigned after ';  '. Only getattr with two "
@@ -488,6 +519,16 @@ MORE_HINTS: dict[str, str] = {
         "python_code carries .src and .globals; compiled_code(reuse, src) reuses a compiled "
         "code object for the same source. forward goes on type(self), a class that this "
         "instance alone has, so two GraphModules never share a forward.",
+    "CodeWriter.write":
+        "previous_comment starts as None and is replaced by what stack_comment returns. "
+        "The emit method is looked up by name on self, 'emit_' followed by the op. "
+        "Placeholders add parameters and the output writes its own line end, so neither "
+        "gets emit_frees. The PythonCode is what finish returns.",
+    "_instance_class":
+        "issubclass tells whether cls already has the module class. The combined class is "
+        "made with type(name, bases, namespace): bases (cls, base) so GraphModule's "
+        "methods come first; its namespace holds __module__ and _module_base. The final "
+        "class has only the combined one (or cls) as its base and the same __module__.",
     "fuse_conv_bn_weights":
         "Work on the NumPy arrays (._array). A missing BN weight means ones, a missing BN "
         "bias or conv bias zeros. Reshape the scale to (-1, 1, 1, ...) so that it scales "

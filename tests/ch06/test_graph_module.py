@@ -158,6 +158,30 @@ def test_each_graph_module_has_its_own_forward(root):
     assert type(a) is not type(b)
 
 
+def test_instances_share_one_combined_class_and_each_gets_its_own_subclass(root):
+    a = minifx.GraphModule(root, graph_for(minifx, tensor))
+    b = minifx.GraphModule(root, graph_for(minifx, tensor))
+    (shared,) = type(a).__bases__
+    assert type(b).__bases__ == (shared,) and type(a) is not type(b)
+    assert shared.__bases__ == (minifx.GraphModule, nn.Module) and shared._module_base is nn.Module
+    assert shared.__name__ == "GraphModule" and shared.__module__ == minifx.GraphModule.__module__
+    assert type(a).__module__ == minifx.GraphModule.__module__
+
+    class MyGraphModule(minifx.GraphModule):
+        pass
+
+    mine = MyGraphModule(root, graph_for(minifx, tensor))
+    (combined,) = type(mine).__bases__
+    assert combined.__bases__ == (MyGraphModule, nn.Module) and combined is not shared
+    assert combined.__module__ == __name__
+    # A class that already is a module class gets only the per-instance subclass.
+    again = MyGraphModule.__new__(combined, root)
+    assert type(again).__bases__ == (combined,)
+    # Over a torch root, the framework's module class is the base.
+    theirs = minifx.GraphModule(torch.nn.Linear(2, 2), minifx.Graph())
+    assert type(theirs).__bases__[0]._module_base is torch.nn.Module
+
+
 def test_code_and_str_match_torch_fx(gm):
     troot = torch.nn.Module()
     troot.param = torch.nn.Parameter(torch.randn(3, 4))
