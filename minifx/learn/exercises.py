@@ -104,6 +104,19 @@ EXERCISES: list[Exercise] = [
          "A leaf gets one call_module node named by path_of_module; any other module is "
          "checked (framework.check_traced_through) and traced through by calling forward.",
          ("tests/ch02/test_ch02_tracer.py",)),
+        ("minifx/tracer.py", "Tracer.getattr", "parameter reads become get_attr",
+         "Parameters of the root, and buffers when proxy_buffer_attributes is on, become "
+         "one cached get_attr Proxy each (_proxy_for_attr); everything else passes.",
+         ("tests/ch02/test_ch02_tracer.py",)),
+        ("minifx/tracer.py", "Tracer._patch_modules", "patch the module class for the trace",
+         "Per loaded framework, replace the module class's __getattr__ and __call__ with "
+         "functions that ask the tracer's getattr and call_module hooks.",
+         ("tests/ch02/test_ch02_tracer.py", "tests/ch02/test_ch02_trace_errors.py")),
+        ("minifx/tracer.py", "Tracer.trace", "run the root on Proxies",
+         "Module or function: pick root, framework and the function to run; set up the "
+         "tracer's tables; make the arguments; call it under a _Patcher; record the output.",
+         ("tests/ch02/test_ch02_tracer.py", "tests/ch02/test_ch02_proxy.py",
+          "tests/ch02/test_ch02_trace_errors.py")),
     ),
     *_rows(
         "ch03",
@@ -397,6 +410,25 @@ MORE_HINTS: dict[str, str] = {
         "Ask path_of_module first: is_leaf_module needs the path. A module traced through "
         "is checked by its framework, then forward runs with the same arguments and its "
         "result is returned. A leaf gives the Proxy of its one call_module node.",
+    "Tracer.getattr":
+        "Ask the value's framework whether it is a parameter, and whether it is a tensor. "
+        "Search the parameters first, then (only with the flag) the buffers; a search "
+        "that finds nothing falls through to the next case. The cache dict belongs to "
+        "one trace: trace makes it and the patched __getattr__ passes it in.",
+    "Tracer._patch_modules":
+        "loaded_frameworks() gives each framework, whose module_class is patched. Read "
+        "the original methods before patching, and bind them as default arguments of the "
+        "new functions, or every closure sees the last framework's. The forward handed "
+        "to call_module is a small function of (*args, **kwargs) calling the original "
+        "__call__ on the module. Look the forward's __globals__ up with getattr and "
+        "defaults, since a module may lack either.",
+    "Tracer.trace":
+        "The framework of the root, asked is_module, tells the two cases apart. Read the "
+        "function's __globals__ and its return annotation before create_args_for_root, which may "
+        "hand back another function (a flattened signature). Enter the _Patcher with a "
+        "with statement, so a failing forward still restores the module class. The "
+        "output node is created with create_node (op and target both 'output'), its "
+        "single argument the result turned into a node argument.",
     "map_aggregate":
         "Test for a leaf first (not one of _CONTAINERS). A named tuple is rebuilt from its "
         "items as positional arguments, a plain tuple from the list of items; lists stay "
