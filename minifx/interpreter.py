@@ -195,16 +195,28 @@ class Interpreter:
             return fetch_path(self.module, target)
         except AttributeError as e:
             raise RuntimeError(f"Node referenced nonexistent target {e}") from None
+    # --8<-- [end:helpers]
 
+    # --8<-- [start:lookups]
     def fetch_args_kwargs_from_env(self, n: Node) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """``n.args`` and ``n.kwargs`` with every Node replaced by its value."""
+        """``n.args`` and ``n.kwargs`` with every Node replaced by its value.
+
+        Both go through ``self.map_nodes_to_values`` (with ``n``, for the
+        error message); the answer is the pair (a tuple, a dict).
+        """
         args = self.map_nodes_to_values(n.args, n)
         kwargs = self.map_nodes_to_values(n.kwargs, n)
         assert isinstance(args, tuple) and isinstance(kwargs, dict)
         return args, kwargs
 
     def map_nodes_to_values(self, args: Argument, n: Node) -> Argument:
-        """Replace each Node inside ``args`` (nested anyhow) by its value in ``env``."""
+        """Replace each Node inside ``args`` (nested anyhow) by its value in ``env``.
+
+        Containers are rebuilt as ``map_arg`` rebuilds them. A Node without a
+        value in ``self.env`` (freed too early, or from another graph) is a
+        RuntimeError: ``Node <n> referenced nonexistent value <the node>! Run
+        Graph.lint() to diagnose such issues``.
+        """
         def load_arg(n_arg: Node) -> Any:
             if n_arg not in self.env:
                 raise RuntimeError(
@@ -213,7 +225,7 @@ class Interpreter:
             return self.env[n_arg]
 
         return map_arg(args, load_arg)
-    # --8<-- [end:helpers]
+    # --8<-- [end:lookups]
 
 
 def _message_with_node(e: Exception, node: Node) -> str:

@@ -169,6 +169,15 @@ EXERCISES: list[Exercise] = [
         ("minifx/interpreter.py", "Interpreter.run_node", "run one node",
          "Fetch args and kwargs from the environment, then call the method named by n.op.",
          ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.map_nodes_to_values",
+         "look up the values a node reads",
+         "map_arg a small function over args: it gives each Node's value from self.env, or "
+         "raises the RuntimeError the docstring gives when there is none.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.fetch_args_kwargs_from_env",
+         "a node's arguments, as values",
+         "Map the node's args and its kwargs, each through map_nodes_to_values.",
+         ("tests/ch04/test_interpreter.py",)),
         ("minifx/interpreter.py", "Interpreter.placeholder", "hand out the run's arguments",
          "Each placeholder takes the next value of self.args_iter; a star parameter takes "
          "the rest; when they have run out, the default or a RuntimeError.",
@@ -486,6 +495,12 @@ MORE_HINTS: dict[str, str] = {
         "fetch_args_kwargs_from_env gives the concrete args and kwargs. The opcode methods "
         "all take (target, args, kwargs); look the method up on self by the op's name, so "
         "that a subclass's override runs.",
+    "Interpreter.map_nodes_to_values":
+        "Test membership in env (a value may be None or falsy). The message names n, the "
+        "node being run, and then the missing input; both print as their names.",
+    "Interpreter.fetch_args_kwargs_from_env":
+        "n.args is a tuple and n.kwargs a dict, and map_arg keeps those types; hand both to "
+        "map_nodes_to_values with n as the second argument, and return them as a pair.",
     "Interpreter.placeholder":
         "The target is the parameter's name: one that starts with '*' drains the iterator "
         "into a list. next() raises StopIteration when nothing is left: catch it, use "
