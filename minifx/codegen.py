@@ -227,6 +227,38 @@ class CodeWriter:
         if not node.users:  # kept for a side effect only
             dead.append(node.name)
         self.body.append(f";  {' = '.join(dead)} = None\n" if dead else "\n")
+    def emit_call_method(self, node: Node) -> None:
+        """Writes ``name = x.clamp(args)`` (``getattr(x, "odd name")(args)`` when the
+        method name is no identifier: one name, never a path).
+
+        The left side is ``self.lhs(node)``; the object is ``args[0]``
+        spelled by ``self.spell``; the method is attribute syntax when the
+        target is a plain identifier (no keyword), else a call of getattr
+        (spelled ``self.getattr_name``: a parameter may shadow the builtin)
+        with the target quoted by ``_quote``; the call's arguments are the
+        rest of args and the kwargs, by ``self.format_args``. A target is
+        never pasted in as code.
+        """
+        lhs, obj = self.lhs(node), self.spell(node.args[0])
+        method = (f"{obj}.{node.target}" if is_plain_identifier(node.target)
+                  else f"{self.getattr_name}({obj}, {_quote(node.target)})")
+        self.body.append(f"{lhs} = {method}({self.format_args(node.args[1:], node.kwargs)})")
+
+    def emit_output(self, node: Node) -> None:
+        """Writes ``return <args[0]>`` and notes ``-> type`` for the ``def`` line.
+
+        The line is what ``self.codegen.generate_output`` makes of the
+        output's argument, with ``self.spell`` to spell values, then a
+        newline of its own (the output gets no ``emit_frees``). When the
+        node has a type, ``self.return_annotation`` becomes `` -> <type>``,
+        the type spelled by ``self.spell_type`` (nothing when that gives
+        nothing).
+        """
+        self.body.append(self.codegen.generate_output(node.args[0], self.spell))
+        if node.type is not None:
+            spelled = self.spell_type(node.type)
+            self.return_annotation = f" -> {spelled}" if spelled else ""
+        self.body.append("\n")
     # --8<-- [end:exercises]
 
     # --8<-- [start:emit]
@@ -236,27 +268,11 @@ class CodeWriter:
         path = format_target(self.root, node.target, self.getattr_name)
         self.body.append(f"{self.lhs(node)} = {path}")
 
-    def emit_call_method(self, node: Node) -> None:
-        """Writes ``name = x.clamp(args)`` (``getattr(x, "odd name")(args)`` when the
-        method name is no identifier: one name, never a path)."""
-        lhs, obj = self.lhs(node), self.spell(node.args[0])
-        method = (f"{obj}.{node.target}" if is_plain_identifier(node.target)
-                  else f"{self.getattr_name}({obj}, {_quote(node.target)})")
-        self.body.append(f"{lhs} = {method}({self.format_args(node.args[1:], node.kwargs)})")
-
     def emit_call_module(self, node: Node) -> None:
         """Writes ``name = self.layer1.conv(args)``."""
         lhs = self.lhs(node)
         module = format_target(self.root, node.target, self.getattr_name)
         self.body.append(f"{lhs} = {module}({self.format_args(node.args, node.kwargs)})")
-
-    def emit_output(self, node: Node) -> None:
-        """Writes ``return <args[0]>`` and notes ``-> type`` for the ``def`` line."""
-        self.body.append(self.codegen.generate_output(node.args[0], self.spell))
-        if node.type is not None:
-            spelled = self.spell_type(node.type)
-            self.return_annotation = f" -> {spelled}" if spelled else ""
-        self.body.append("\n")
 
     def finish(self) -> PythonCode:
         """Indent the body under the ``def`` line, with any ``wrap(...)`` lines above it."""

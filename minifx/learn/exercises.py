@@ -233,6 +233,10 @@ EXERCISES: list[Exercise] = [
          "add_global names the function; getattr(x, 'name') prints as x.name; "
          "self.format_args spells the arguments; note wrapped functions.",
          ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
+        ("minifx/codegen.py", "CodeWriter.emit_call_method", "a method call's line",
+         "Spell the object, pick attribute syntax or getattr with a quoted name, and "
+         "format the other arguments.",
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_hostile_names.py")),
         ("minifx/codegen.py", "format_target", "spell self.layer1.0.conv as Python",
          "Plain identifiers join with dots; other atoms go through getattr(base, 'atom').",
          ("tests/ch06/test_codegen.py",)),
@@ -246,6 +250,10 @@ EXERCISES: list[Exercise] = [
          "nobody reads frees itself too; end the line with ';  a = b = None' or just "
          "a newline.",
          ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
+        ("minifx/codegen.py", "CodeWriter.emit_output", "the return line",
+         "Let the CodeGen write the return of the spelled argument, end the line, and "
+         "note the return annotation when the node has a type.",
+         ("tests/ch06/test_codegen.py",)),
         ("minifx/codegen.py", "CodeWriter.write", "walk the graph, one line per node",
          "Refuse an unknown op; in verbose mode let stack_comment write where the node came "
          "from; dispatch to the emit method named after the op; end most lines with "
@@ -549,6 +557,14 @@ MORE_HINTS: dict[str, str] = {
         "node's value is its first argument, assigned after ';  '. Only getattr with two "
         "args, no kwargs and a plain identifier becomes attribute syntax (format_target). "
         "A node whose meta says is_wrapped registers its function in self.wrapped.",
+    "CodeWriter.emit_call_method":
+        "is_plain_identifier decides between the two forms. The getattr form calls the "
+        "result: getattr(obj, 'name') followed by the argument list. format_args takes "
+        "the args after the first and the kwargs.",
+    "CodeWriter.emit_output":
+        "generate_output takes the argument and a function that spells values (pass the "
+        "method itself). The newline is a separate piece of the body. The annotation "
+        "starts with a space and an arrow; an empty spelling leaves it empty.",
     "format_target":
         "The usual case is one plain name, joined with a dot. Otherwise build from the "
         "base one dotted atom at a time: an atom that is not an identifier (a digit, a "
