@@ -88,6 +88,16 @@ def _forward_from_src(src: str, globals_: dict[str, Any], owner: Any = None,
     name, so a traceback through generated code shows the generated line.
     The entry goes away with ``owner`` (the GraphModule), if one is given.
     ``compiled``: speed only, see ``_compat.with_filename``.
+
+    The file name is ``<eval_with_key>.minifx.<N>``, N from the module's
+    counter ``_source_ids``; the ``linecache.cache`` entry is the tuple
+    (size of the source, None, its lines with their ends, the file name).
+    ``weakref.finalize`` on ``owner`` pops the entry (default None) when
+    the owner dies. The code is ``compile(src, filename, "exec")``, or
+    ``with_filename(compiled, filename)`` when ``compiled`` is given; it
+    runs in a copy of ``globals_`` (the caller's dict stays as it was).
+    The answer is the ``forward`` it defines, which keeps ``(src, code)``
+    as ``forward._fx_compiled`` for ``_compat.compiled_code``.
     """
     # torch.fx names its sources `<eval_with_key>.N` with a counter of its own: ours
     # say minifx, so that the two never overwrite each other's linecache entry.

@@ -259,6 +259,10 @@ EXERCISES: list[Exercise] = [
          "from; dispatch to the emit method named after the op; end most lines with "
          "emit_frees; finish.",
          ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
+        ("minifx/graph_module.py", "_forward_from_src", "run the source, keep its lines",
+         "Name the source uniquely, put its lines in linecache (dropped when owner dies), "
+         "compile it, exec it in a copy of the globals, and hand back forward.",
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
         ("minifx/graph_module.py", "GraphModule.recompile", "regenerate forward",
          "Ask the graph for its python_code, with 'self' as the root module's name; keep the "
          "source in self._code; install what _forward_from_src makes as the forward of "
@@ -578,6 +582,11 @@ MORE_HINTS: dict[str, str] = {
         "Use the nodes' names, joined with ' = '. The piece starts with a semicolon and "
         "two spaces and ends with ' = None' and a newline; with nothing to free, only the "
         "newline.",
+    "_forward_from_src":
+        "next() on the counter numbers the file. splitlines(True) keeps the line ends "
+        "that linecache expects. Register the finalizer only when an owner is given. "
+        "exec fills the namespace dict it is given: read forward out of it, then set the "
+        "_fx_compiled attribute on that function.",
     "GraphModule.recompile":
         "python_code carries .src and .globals; compiled_code(reuse, src) reuses a compiled "
         "code object for the same source. forward goes on type(self), a class that this "

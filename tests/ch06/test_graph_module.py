@@ -244,6 +244,25 @@ def test_a_copy_keeps_its_generated_lines_for_tracebacks_after_the_original_dies
     assert "=" in generated[0].line  # a real line of the generated forward
 
 
+def test_each_forward_has_its_own_source_entry_that_goes_with_its_module(root):
+    import gc
+    import linecache
+
+    def build():
+        return minifx.GraphModule(root, graph_for(minifx, tensor))
+
+    a, b = build(), build()
+    names = [type(m).forward.__code__.co_filename for m in (a, b)]
+    assert names[0] != names[1] and all(n.startswith("<eval_with_key>.minifx.") for n in names)
+    size, mtime, lines, name = linecache.cache[names[0]]
+    assert (size, mtime, "".join(lines), name) == (len(a.code), None, a.code, names[0])
+    assert type(a).forward._fx_compiled[0] == a.code
+    assert "forward" not in a.recompile().globals  # run in a copy: its globals stay as they were
+    del a
+    gc.collect()
+    assert names[0] not in linecache.cache and names[1] in linecache.cache
+
+
 def eager_with(root, x, activation):
     h = (x + root.param) * root.scale
     return root.linear(activation(root.sub.lin(h))).clamp(min=0.0, max=1.0)
