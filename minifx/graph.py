@@ -228,7 +228,15 @@ class Graph:
     # --8<-- [end:erase_node]
 
     def inserting_before(self, n: Node | None = None) -> _InsertPoint:
-        """``with g.inserting_before(n):`` new nodes go just before ``n``."""
+        """``with g.inserting_before(n):`` new nodes go just before ``n``.
+
+        Answers an ``_InsertPoint`` that makes ``n.prepend`` the graph's
+        insertion function (``self._insert``) until the block ends. ``n``
+        None means the start of the graph: after the root sentinel
+        (``self.inserting_after(self._root)``). A node of another graph is a
+        ValueError: ``inserting_before: node <name> belongs to another
+        graph``.
+        """
         if n is None:
             return self.inserting_after(self._root)
         if n.graph is not self:
@@ -236,7 +244,16 @@ class Graph:
         return _InsertPoint(self, n.prepend)
 
     def inserting_after(self, n: Node | None = None) -> _InsertPoint:
-        """``with g.inserting_after(n):`` each new node goes directly after ``n``."""
+        """``with g.inserting_after(n):`` each new node goes directly after ``n``.
+
+        Answers an ``_InsertPoint`` that makes ``n.append`` the graph's
+        insertion function until the block ends, so two nodes created in one
+        block come out in reverse order of creation, as in torch.fx. ``n``
+        None means the end of the graph: before the root sentinel
+        (``self.inserting_before(self._root)``). A node of another graph is
+        a ValueError: ``inserting_after: node <name> belongs to another
+        graph``.
+        """
         if n is None:
             return self.inserting_before(self._root)
         if n.graph is not self:

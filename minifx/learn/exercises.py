@@ -132,6 +132,14 @@ EXERCISES: list[Exercise] = [
          "Check op, args and kwargs; pick a name candidate and let the graph's Namespace "
          "make it unique; build the Node, hand it to self._insert, count it.",
          ("tests/ch03/test_node.py", "tests/ch03/test_graph_vs_torch.py")),
+        ("minifx/graph.py", "Graph.inserting_before", "new nodes go before a node",
+         "None means the start; refuse a node of another graph; an _InsertPoint that "
+         "inserts with the node's prepend.",
+         ("tests/ch03/test_graph_edit.py", "tests/ch03/test_node.py")),
+        ("minifx/graph.py", "Graph.inserting_after", "new nodes go after a node",
+         "None means the end; refuse a node of another graph; an _InsertPoint that "
+         "inserts with the node's append.",
+         ("tests/ch03/test_graph_edit.py", "tests/ch03/test_node.py")),
         ("minifx/node.py", "Node.replace_input_with", "read a new input instead of an old one",
          "map_arg over args and kwargs, then _update_args_kwargs keeps users in sync.",
          ("tests/ch03/test_node.py", "tests/ch03/test_graph_edit.py")),
@@ -466,6 +474,14 @@ MORE_HINTS: dict[str, str] = {
         "given name, else the target turned into a name by _target_to_str; create_name "
         "adds _1, _2 ... and fixes illegal characters. The Node constructor takes the "
         "graph, name, op, target, args, kwargs and type_expr.",
+    "Graph.inserting_before":
+        "The start of the graph is just after the root sentinel: answer the other "
+        "method's result for the root. Compare graphs by identity. _InsertPoint takes the "
+        "graph and the function that will insert each new node; it swaps the graph's own "
+        "and puts it back when the with block ends.",
+    "Graph.inserting_after":
+        "The end of the graph is just before the root sentinel. Each new node is appended "
+        "right after the anchor, so later ones land between it and the earlier ones.",
     "Node.replace_input_with":
         "A small function gives new_input for old_input (identity, not equality) and "
         "anything else unchanged; map it over args and kwargs, and set both through "

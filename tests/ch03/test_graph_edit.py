@@ -82,6 +82,30 @@ def test_insert_before_none_goes_first():
     assert next(iter(g.nodes)).name == "first"
 
 
+def test_insert_after_none_goes_last_and_the_point_comes_back():
+    def edit(fx):
+        g = straight(fx, 1)
+        first = next(iter(g.nodes))
+        with g.inserting_after(None):
+            g.call_function(operator.neg, (first,))
+        with g.inserting_before(first):
+            g.placeholder("w")
+        g.call_function(operator.pos, (first,))  # the default point again: the end
+        return [n.name for n in g.nodes]
+
+    assert edit(minifx) == edit(tfx) == ["w", "x", "add", "output", "neg", "pos"]
+
+
+@pytest.mark.parametrize("where", ["inserting_before", "inserting_after"])
+def test_an_insert_point_at_a_node_of_another_graph_is_refused(where):
+    g, other = straight(minifx, 1), straight(minifx, 1)
+    stranger = next(iter(other.nodes))
+    with pytest.raises(ValueError, match=f"{where}: node x belongs to another graph"):
+        getattr(g, where)(stranger)
+    g.call_function(operator.neg, (next(iter(g.nodes)),))
+    assert [n.name for n in g.nodes][-1] == "neg"  # the insertion point did not move
+
+
 def test_node_copy_and_graph_copy():
     src = straight(minifx, 3)
     for n in src.nodes:

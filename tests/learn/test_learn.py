@@ -110,23 +110,23 @@ def test_bad_input_is_one_clear_line(argv, problem, tmp_path, monkeypatch, capsy
 
 
 def test_hint_and_solution(capsys, monkeypatch, tmp_path):
-    code, out, _ = _run("hint", "ch03.8", env_workspace=tmp_path, monkeypatch=monkeypatch,
+    code, out, _ = _run("hint", "ch03.10", env_workspace=tmp_path, monkeypatch=monkeypatch,
                         capsys=capsys)
-    assert code == 0 and "Graph.lint" in out and find_exercise("ch03.8").hint in out
-    code, out, err = _run("solution", "ch03.8", capsys=capsys)
-    assert code == 0 and out == ws.solution(find_exercise("ch03.8"))
+    assert code == 0 and "Graph.lint" in out and find_exercise("ch03.10").hint in out
+    code, out, err = _run("solution", "ch03.10", capsys=capsys)
+    assert code == 0 and out == ws.solution(find_exercise("ch03.10"))
     assert out.startswith("    def lint(self) -> None:\n")
-    assert "ch03.8" in err
+    assert "ch03.10" in err
 
 
 def test_hint_more_gives_the_second_level(capsys):
-    exercise = find_exercise("ch03.8")
-    assert cli.main(["hint", "ch03.8", "--more"]) == 0
+    exercise = find_exercise("ch03.10")
+    assert cli.main(["hint", "ch03.10", "--more"]) == 0
     out = capsys.readouterr().out
     assert exercise.hint in out and exercise.more in out
-    assert cli.main(["hint", "ch03.8"]) == 0
+    assert cli.main(["hint", "ch03.10"]) == 0
     out = capsys.readouterr().out
-    assert exercise.more not in out and "hint ch03.8 --more" in out
+    assert exercise.more not in out and "hint ch03.10 --more" in out
 
 
 def test_every_exercise_has_a_second_hint():
@@ -195,8 +195,8 @@ def test_start_stubs_one_chapter_and_keeps_the_learners_code(workspace, capsys):
     assert set(_states(workspace, "ch04")) == {"reference"}
     assert not (workspace / "minifx" / "__pycache__").exists()
 
-    # The learner writes ch03.4 their own way (same behaviour, other code).
-    mine = find_exercise("ch03.4")
+    # The learner writes ch03.6 their own way (same behaviour, other code).
+    mine = find_exercise("ch03.6")
     own = ws.solution(mine).replace("swap = lambda n:", "swap = lambda n, old=old_input:")
     own = own.replace("if n is old_input", "if n is old")
     ws.set_function(workspace, mine, own)
@@ -215,14 +215,14 @@ def test_start_stubs_one_chapter_and_keeps_the_learners_code(workspace, capsys):
     assert cli.main(["start", "ch03"]) == 0
     assert set(_states(workspace, "ch04")) == {"reference"}
     assert ws.learner_code(mine, workspace) == own
-    assert "ch03.4  your code" in capsys.readouterr().out
+    assert "ch03.6  your code" in capsys.readouterr().out
 
     # Untouched files are the reference, byte for byte; list shows every status.
     assert (workspace / "minifx/tracer.py").read_text() == (ROOT / "minifx/tracer.py").read_text()
     assert cli.main(["list"]) == 0
     listing = capsys.readouterr().out.splitlines()
     assert len(listing) == len(EXERCISES) + len(CHAPTERS)
-    assert re.search(r"^  ch03\.4\s+your code\s+minifx/node\.py: Node\.replace_input_with",
+    assert re.search(r"^  ch03\.6\s+your code\s+minifx/node\.py: Node\.replace_input_with",
                      "\n".join(listing), re.M)
     assert f"ch03 0/{len(chapter_exercises('ch03'))} done" in listing
 
