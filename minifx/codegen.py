@@ -138,9 +138,20 @@ class CodeWriter:
                 self.globals[self.namespace.create_name(name, obj)] = obj
         self.getattr_name = self.spell_builtin("getattr")
         self.last_uses = last_uses(graph)
+    # --8<-- [end:writer]
 
+    # --8<-- [start:exercises]
     def write(self, verbose: bool = False) -> PythonCode:
-        """The source of ``forward`` and the globals it runs with."""
+        """The source of ``forward`` and the globals it runs with (``self.finish()``).
+
+        Walks the graph's nodes in order. A node whose op is not one of
+        ``OPCODES`` is a RuntimeError: ``node <name>: cannot generate code for
+        op '<op>'``. With ``verbose`` (``print_readable``), ``stack_comment``
+        first writes where the node was traced when that changed (pass it the
+        node, the comment now in force, which it returns, and ``self.body``).
+        Then ``emit_<op>`` writes the node's line, and every node but a
+        placeholder and the output ends its line with ``emit_frees``.
+        """
         previous_comment = None
         for node in self.graph.nodes:
             if node.op not in OPCODES:
@@ -160,11 +171,21 @@ class CodeWriter:
         """`` : int`` when the node has a type, else nothing."""
         spelled = self.spell_type(node.type) if node.type is not None else None
         return f" : {spelled}" if spelled else ""
-    # --8<-- [end:writer]
 
-    # --8<-- [start:emit]
     def emit_placeholder(self, node: Node) -> None:
-        """Adds the parameter ``x``, ``x : int = 3`` or ``*args`` to ``def forward(...)``."""
+        """Adds the parameter ``x``, ``x : int = 3`` or ``*args`` to ``def forward(...)``.
+
+        The parameter is the target with its annotation (``self.annotation``)
+        and, when the placeholder has args, `` = <default>`` spelled by
+        ``self.spell``; it goes into ``self.free_vars``. The target, without
+        its leading ``*`` or ``**``, must be a plain identifier (no keyword)
+        with at most two stars, else a ValueError: ``placeholder <name>:
+        target <target!r> is not a Python identifier (or is a keyword), so it
+        cannot be a parameter of forward; rename the placeholder``. When the
+        node's name differs from that bare target (``x_1`` for parameter
+        ``x``), the line ``<name> = <target>`` goes into
+        ``self.placeholder_lines``, which come first in the body.
+        """
         target = node.target.lstrip("*")
         annotation = self.annotation(node)
         if not is_plain_identifier(target) or len(node.target) - len(target) > 2:
@@ -176,12 +197,6 @@ class CodeWriter:
         self.free_vars.append(f"{node.target}{annotation}{default}")
         if target != node.name:  # first in the body, before a node may take the name
             self.placeholder_lines.append(f"{node.name} = {target}\n")
-
-    def emit_get_attr(self, node: Node) -> None:
-        """Writes ``name = self.layer.weight`` (``getattr(self.layers, "0")`` for a
-        path atom that is no identifier)."""
-        path = format_target(self.root, node.target, self.getattr_name)
-        self.body.append(f"{self.lhs(node)} = {path}")
 
     def emit_call_function(self, node: Node) -> None:
         """Writes ``name = fn(args)``, ``name = x + y`` for an operator, ``x += y;  name = x``
@@ -205,28 +220,6 @@ class CodeWriter:
         if node.meta.get("is_wrapped", False):
             self.wrapped.setdefault(fn)
 
-    def emit_call_method(self, node: Node) -> None:
-        """Writes ``name = x.clamp(args)`` (``getattr(x, "odd name")(args)`` when the
-        method name is no identifier: one name, never a path)."""
-        lhs, obj = self.lhs(node), self.spell(node.args[0])
-        method = (f"{obj}.{node.target}" if is_plain_identifier(node.target)
-                  else f"{self.getattr_name}({obj}, {_quote(node.target)})")
-        self.body.append(f"{lhs} = {method}({self.format_args(node.args[1:], node.kwargs)})")
-
-    def emit_call_module(self, node: Node) -> None:
-        """Writes ``name = self.layer1.conv(args)``."""
-        lhs = self.lhs(node)
-        module = format_target(self.root, node.target, self.getattr_name)
-        self.body.append(f"{lhs} = {module}({self.format_args(node.args, node.kwargs)})")
-
-    def emit_output(self, node: Node) -> None:
-        """Writes ``return <args[0]>`` and notes ``-> type`` for the ``def`` line."""
-        self.body.append(self.codegen.generate_output(node.args[0], self.spell))
-        if node.type is not None:
-            spelled = self.spell_type(node.type)
-            self.return_annotation = f" -> {spelled}" if spelled else ""
-        self.body.append("\n")
-
     def emit_frees(self, node: Node) -> None:
         """Ends a node's line: ``;  x = y = None`` drops the values it used last (and its
         own, when nobody reads it), so memory is freed as early as in eager code."""
@@ -234,6 +227,52 @@ class CodeWriter:
         if not node.users:  # kept for a side effect only
             dead.append(node.name)
         self.body.append(f";  {' = '.join(dead)} = None\n" if dead else "\n")
+    def emit_call_method(self, node: Node) -> None:
+        """Writes ``name = x.clamp(args)`` (``getattr(x, "odd name")(args)`` when the
+        method name is no identifier: one name, never a path).
+
+        The left side is ``self.lhs(node)``; the object is ``args[0]``
+        spelled by ``self.spell``; the method is attribute syntax when the
+        target is a plain identifier (no keyword), else a call of getattr
+        (spelled ``self.getattr_name``: a parameter may shadow the builtin)
+        with the target quoted by ``_quote``; the call's arguments are the
+        rest of args and the kwargs, by ``self.format_args``. A target is
+        never pasted in as code.
+        """
+        lhs, obj = self.lhs(node), self.spell(node.args[0])
+        method = (f"{obj}.{node.target}" if is_plain_identifier(node.target)
+                  else f"{self.getattr_name}({obj}, {_quote(node.target)})")
+        self.body.append(f"{lhs} = {method}({self.format_args(node.args[1:], node.kwargs)})")
+
+    def emit_output(self, node: Node) -> None:
+        """Writes ``return <args[0]>`` and notes ``-> type`` for the ``def`` line.
+
+        The line is what ``self.codegen.generate_output`` makes of the
+        output's argument, with ``self.spell`` to spell values, then a
+        newline of its own (the output gets no ``emit_frees``). When the
+        node has a type, ``self.return_annotation`` becomes `` -> <type>``,
+        the type spelled by ``self.spell_type`` (nothing when that gives
+        nothing).
+        """
+        self.body.append(self.codegen.generate_output(node.args[0], self.spell))
+        if node.type is not None:
+            spelled = self.spell_type(node.type)
+            self.return_annotation = f" -> {spelled}" if spelled else ""
+        self.body.append("\n")
+    # --8<-- [end:exercises]
+
+    # --8<-- [start:emit]
+    def emit_get_attr(self, node: Node) -> None:
+        """Writes ``name = self.layer.weight`` (``getattr(self.layers, "0")`` for a
+        path atom that is no identifier)."""
+        path = format_target(self.root, node.target, self.getattr_name)
+        self.body.append(f"{self.lhs(node)} = {path}")
+
+    def emit_call_module(self, node: Node) -> None:
+        """Writes ``name = self.layer1.conv(args)``."""
+        lhs = self.lhs(node)
+        module = format_target(self.root, node.target, self.getattr_name)
+        self.body.append(f"{lhs} = {module}({self.format_args(node.args, node.kwargs)})")
 
     def finish(self) -> PythonCode:
         """Indent the body under the ``def`` line, with any ``wrap(...)`` lines above it."""
@@ -253,7 +292,25 @@ class CodeWriter:
     # -- spelling values and globals ------------------------------------------
     def spell(self, arg: Argument) -> str:
         """How the code spells a node argument: a Node by its name, a literal by its
-        repr, containers item by item, anything else as a global."""
+        repr, containers item by item, anything else as a global.
+
+        In this order: a value of exactly a plain literal type
+        (``_plain_literal_types``) is its repr, a float through
+        ``spell_float`` (``inf``, ``nan``); a Node is its name; a named tuple
+        is its class, bound as a global (``add_global``), followed by the
+        spelling of its items as a tuple; a tuple is ``(a, b)``, and ``(a,)``
+        with one item; a list ``[a, b]``; a dict ``{k: v, ...}``, keys and
+        values spelled; a slice ``slice(start, stop, step)`` and Ellipsis
+        ``Ellipsis``, both through ``spell_builtin`` (a parameter may shadow
+        the builtin); an Enum member ``Cls.NAME``, or ``Cls['odd name']``
+        when the name is no identifier, with its class bound under its own
+        name; a subclass of a literal type or of ``repr_literal_types()`` is
+        its repr, whose leading class name goes through ``spell_builtin``
+        when it is one of ``self.custom_builtins`` (``device(type='cpu')``);
+        a float subclass goes through ``spell_float``; an object of a
+        library package (``_package_repr``, like ``tensor.float32``) through
+        ``spell_package``; anything else is bound as a global.
+        """
         if type(arg) in _plain_literal_types:  # most arguments: repr is the source
             return self.spell_float(arg) if type(arg) is float else repr(arg)
         if isinstance(arg, Node):

@@ -124,7 +124,20 @@ class Graph:
     def create_node(self, op: str, target: Target, args: tuple[Argument, ...] | None = None,
                     kwargs: dict[str, Argument] | None = None, name: str | None = None,
                     type_expr: Any = None) -> Node:
-        """Create a node at the insertion point (by default, the end)."""
+        """Create a node at the insertion point (by default, the end) and return it.
+
+        ``op`` must be one of ``OPCODES``, else a ValueError: ``unknown op
+        '<op>'; expected one of ...``. ``args`` None means ``()`` and ``kwargs``
+        None means ``{}``; otherwise they must be a tuple and a dict, else a
+        TypeError: ``create_node(<op>): args must be a tuple, got <type>``
+        (``kwargs must be a dict, got <type>``). The node's name starts from
+        ``name`` when given, else from the target (``_target_to_str``), and
+        the graph's namespace (``self._graph_namespace.create_name(candidate,
+        None)``) makes it unique and a legal identifier, as torch.fx names
+        nodes. The new Node goes in through ``self._insert`` (which
+        ``inserting_before``/``inserting_after`` move) and the graph counts
+        one node more (``self._len``).
+        """
         if op not in OPCODES:
             raise ValueError(f"unknown op {op!r}; expected one of {OPCODES}")
         args = () if args is None else args
@@ -215,7 +228,15 @@ class Graph:
     # --8<-- [end:erase_node]
 
     def inserting_before(self, n: Node | None = None) -> _InsertPoint:
-        """``with g.inserting_before(n):`` new nodes go just before ``n``."""
+        """``with g.inserting_before(n):`` new nodes go just before ``n``.
+
+        Answers an ``_InsertPoint`` that makes ``n.prepend`` the graph's
+        insertion function (``self._insert``) until the block ends. ``n``
+        None means the start of the graph: after the root sentinel
+        (``self.inserting_after(self._root)``). A node of another graph is a
+        ValueError: ``inserting_before: node <name> belongs to another
+        graph``.
+        """
         if n is None:
             return self.inserting_after(self._root)
         if n.graph is not self:
@@ -223,7 +244,16 @@ class Graph:
         return _InsertPoint(self, n.prepend)
 
     def inserting_after(self, n: Node | None = None) -> _InsertPoint:
-        """``with g.inserting_after(n):`` each new node goes directly after ``n``."""
+        """``with g.inserting_after(n):`` each new node goes directly after ``n``.
+
+        Answers an ``_InsertPoint`` that makes ``n.append`` the graph's
+        insertion function until the block ends, so two nodes created in one
+        block come out in reverse order of creation, as in torch.fx. ``n``
+        None means the end of the graph: before the root sentinel
+        (``self.inserting_before(self._root)``). A node of another graph is
+        a ValueError: ``inserting_after: node <name> belongs to another
+        graph``.
+        """
         if n is None:
             return self.inserting_before(self._root)
         if n.graph is not self:
@@ -234,7 +264,14 @@ class Graph:
 
     def node_copy(self, node: Node,
                   arg_transform: Callable[[Node], Argument] = lambda x: x) -> Node:
-        """Copy ``node`` (from any graph) into this one, mapping its inputs."""
+        """Copy ``node`` (from any graph) into this one, mapping its inputs.
+
+        Each Node inside ``node``'s args and kwargs becomes
+        ``arg_transform(that node)``. The copy is created here (at the
+        insertion point) with the same op, target and type, asking for the
+        same name (the namespace makes it unique in this graph). Its meta is
+        a shallow copy of ``node.meta``: a new dict with the same values.
+        """
         args = map_arg(node.args, arg_transform)
         kwargs = map_arg(node.kwargs, arg_transform)
         result = self.create_node(node.op, node.target, args, kwargs, node.name, node.type)
@@ -245,7 +282,14 @@ class Graph:
                    return_output_node: bool = False) -> Argument:
         """Append all of ``g`` but its output; returns what ``g`` outputs, mapped.
 
-        ``val_map`` maps nodes of ``g`` to nodes of this graph; it is filled in.
+        ``val_map`` maps nodes of ``g`` to nodes of this graph; it is filled
+        in. The nodes of ``g`` are copied in order with ``node_copy``, their
+        inputs looked up in ``val_map``; a node already in ``val_map`` is not
+        copied (it stands for itself, as a given value does). At ``g``'s
+        output node the copying stops and its argument comes back, each Node
+        in it mapped through ``val_map``; with ``return_output_node`` the
+        answer is the pair ``(that value, g's output node)``. A ``g``
+        without an output gives None.
         """
         for node in g.nodes:
             if node in val_map:

@@ -35,16 +35,26 @@ def _module_base_for(root: Any) -> type:
                 return framework.module_class
         return tensor_framework().module_class
     return framework_of(root).module_class
+# --8<-- [end:framework_base]
 
 
+# --8<-- [start:instance_class]
 def _instance_class(cls: type, base: type) -> type:
-    """A fresh class for one GraphModule instance.
+    """A fresh class for one GraphModule instance (the class-per-instance trick).
 
     ``cls`` (GraphModule or a user subclass) holds the logic; ``base`` is the
     framework's module class (tensor.nn.Module or torch.nn.Module). Their
     combination is made once and cached; every instance then gets its own
     subclass of it, because ``recompile`` installs ``forward`` on the class
     and two GraphModules must not overwrite each other's ``forward``.
+
+    When ``cls`` is not already a subclass of ``base``, the combination is
+    ``type(cls.__name__, (cls, base), ...)`` with ``__module__`` from ``cls``
+    and the class attribute ``_module_base`` set to ``base``, kept in
+    ``_combined_classes`` under ``(cls, base)``, so that all the instances
+    of one kind share it (``isinstance`` works across them). The answer is a
+    new subclass of that (or of ``cls`` itself when it already subclasses
+    ``base``), with the same name and ``__module__``.
     """
     if not issubclass(cls, base):
         key = (cls, base)
@@ -53,7 +63,7 @@ def _instance_class(cls: type, base: type) -> type:
                                           {"__module__": cls.__module__, "_module_base": base})
         cls = _combined_classes[key]
     return type(cls.__name__, (cls,), {"__module__": cls.__module__})
-# --8<-- [end:framework_base]
+# --8<-- [end:instance_class]
 
 
 def _addindent(text: str, spaces: int) -> str:
@@ -78,6 +88,16 @@ def _forward_from_src(src: str, globals_: dict[str, Any], owner: Any = None,
     name, so a traceback through generated code shows the generated line.
     The entry goes away with ``owner`` (the GraphModule), if one is given.
     ``compiled``: speed only, see ``_compat.with_filename``.
+
+    The file name is ``<eval_with_key>.minifx.<N>``, N from the module's
+    counter ``_source_ids``; the ``linecache.cache`` entry is the tuple
+    (size of the source, None, its lines with their ends, the file name).
+    ``weakref.finalize`` on ``owner`` pops the entry (default None) when
+    the owner dies. The code is ``compile(src, filename, "exec")``, or
+    ``with_filename(compiled, filename)`` when ``compiled`` is given; it
+    runs in a copy of ``globals_`` (the caller's dict stays as it was).
+    The answer is the ``forward`` it defines, which keeps ``(src, code)``
+    as ``forward._fx_compiled`` for ``_compat.compiled_code``.
     """
     # torch.fx names its sources `<eval_with_key>.N` with a counter of its own: ours
     # say minifx, so that the two never overwrite each other's linecache entry.

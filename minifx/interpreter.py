@@ -51,8 +51,30 @@ class Interpreter:
             enable_io_processing: bool = True) -> Any:
         """Run the graph on ``args`` and return what its ``output`` node returns.
 
-        ``initial_env`` may give values for some nodes in advance; those
-        nodes are not run (partial evaluation).
+        ``initial_env`` may give values for some nodes in advance: it becomes
+        ``self.env`` (else a new empty dict), and a node already in
+        ``self.env`` is not run (partial evaluation). ``self.args_iter`` is an
+        iterator over ``args``, which the ``placeholder`` method consumes.
+        With ``enable_io_processing``, the graph's code generator
+        (``self.graph._codegen``) may reshape the inputs
+        (``process_inputs(*args)``) and the result (``process_outputs``),
+        when it has those methods.
+
+        Each other node, in graph order, gets its value from
+        ``self.run_node(node)``, stored in ``self.env``. With
+        ``self.garbage_collect_values``, the values whose last use is that
+        node (``self.user_to_last_uses``) then leave ``self.env`` at once.
+        The ``output`` node's value is the result; a graph without one gives
+        None.
+
+        When a node raises and ``self.extra_traceback`` is on, the error
+        names the node: its message becomes ``_message_with_node(e, node)``
+        (the original message, then ``While executing`` and the node's
+        line). The exception keeps its type (``except ValueError`` still
+        works) and its other args; a ``KeyError``, whose message would print
+        quoted on one line, becomes a ``RuntimeError`` of that message,
+        raised from the KeyError. With ``extra_traceback`` off the error
+        passes unchanged.
         """
         self.env = initial_env if initial_env is not None else {}
         codegen = self.graph._codegen
@@ -108,13 +130,17 @@ class Interpreter:
         return getattr(self, n.op)(n.target, args, kwargs)
     # --8<-- [end:run_node]
 
-    # --8<-- [start:opcodes]
+    # --8<-- [start:placeholder]
     def placeholder(self, target: Target, args: tuple[Argument, ...],
                     kwargs: dict[str, Any]) -> Any:
-        """The next argument of ``run``; ``*args`` takes all that are left.
+        """The next argument of ``run`` (from ``self.args_iter``).
 
-        A placeholder with a default (``args[0]``) uses it when the
-        arguments have run out.
+        A target starting with ``*`` (``*args``) takes all the arguments that
+        are left, as a list. A placeholder with a default (``args[0]``) uses
+        it when the arguments have run out; without one, that is a
+        ``RuntimeError``: ``Expected positional argument for parameter
+        <target>, but one was not passed in`` (not chained to the
+        StopIteration).
         """
         assert isinstance(target, str)
         if target.startswith("*"):
@@ -127,7 +153,9 @@ class Interpreter:
             raise RuntimeError(
                 f"Expected positional argument for parameter {target}, but one was not "
                 "passed in") from None
+    # --8<-- [end:placeholder]
 
+    # --8<-- [start:opcodes]
     def get_attr(self, target: Target, args: tuple[Argument, ...],
                  kwargs: dict[str, Any]) -> Any:
         """The attribute of the module at the dotted path ``target``."""
@@ -167,16 +195,28 @@ class Interpreter:
             return fetch_path(self.module, target)
         except AttributeError as e:
             raise RuntimeError(f"Node referenced nonexistent target {e}") from None
+    # --8<-- [end:helpers]
 
+    # --8<-- [start:lookups]
     def fetch_args_kwargs_from_env(self, n: Node) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """``n.args`` and ``n.kwargs`` with every Node replaced by its value."""
+        """``n.args`` and ``n.kwargs`` with every Node replaced by its value.
+
+        Both go through ``self.map_nodes_to_values`` (with ``n``, for the
+        error message); the answer is the pair (a tuple, a dict).
+        """
         args = self.map_nodes_to_values(n.args, n)
         kwargs = self.map_nodes_to_values(n.kwargs, n)
         assert isinstance(args, tuple) and isinstance(kwargs, dict)
         return args, kwargs
 
     def map_nodes_to_values(self, args: Argument, n: Node) -> Argument:
-        """Replace each Node inside ``args`` (nested anyhow) by its value in ``env``."""
+        """Replace each Node inside ``args`` (nested anyhow) by its value in ``env``.
+
+        Containers are rebuilt as ``map_arg`` rebuilds them. A Node without a
+        value in ``self.env`` (freed too early, or from another graph) is a
+        RuntimeError: ``Node <n> referenced nonexistent value <the node>! Run
+        Graph.lint() to diagnose such issues``.
+        """
         def load_arg(n_arg: Node) -> Any:
             if n_arg not in self.env:
                 raise RuntimeError(
@@ -185,7 +225,7 @@ class Interpreter:
             return self.env[n_arg]
 
         return map_arg(args, load_arg)
-    # --8<-- [end:helpers]
+    # --8<-- [end:lookups]
 
 
 def _message_with_node(e: Exception, node: Node) -> str:

@@ -207,11 +207,19 @@ class Node:
     def prev(self) -> Node:
         """The previous node in the graph."""
         return self._prev
+    # --8<-- [end:node_class]
 
     def prepend(self, x: Node) -> None:
         """Move (or insert) ``x`` just before this node, in the same graph.
 
-        ``n.prepend(n)`` does nothing, as in torch.fx."""
+        The nodes form a circular doubly linked list (``_prev`` and
+        ``_next``; the graph's root sentinel closes the circle). ``x`` is
+        first taken out of where it was (its two neighbours are linked to
+        each other), then linked in between this node's previous node and
+        this node. ``n.prepend(n)`` does nothing, as in torch.fx. ``x`` of
+        another graph is a ValueError: ``node <x> belongs to another graph
+        than <this node>``.
+        """
         if x is self:
             return
         if x.graph is not self.graph:
@@ -225,6 +233,7 @@ class Node:
         """Move (or insert) ``x`` just after this node."""
         self._next.prepend(x)
 
+    # --8<-- [start:node_edges]
     # -- inputs and users -------------------------------------------------
     @property
     def args(self) -> tuple[Argument, ...]:
@@ -347,7 +356,7 @@ class Node:
 
     def __repr__(self) -> str:
         return self.name
-# --8<-- [end:node_class]
+# --8<-- [end:node_edges]
 
 
 _CONTAINERS = (tuple, list, dict, slice)

@@ -151,7 +151,30 @@ class Tracer(TracerBase):
 
     # --8<-- [start:trace]
     def trace(self, root: Any, concrete_args: dict[str, Any] | None = None) -> Graph:
-        """Run ``root`` (a module or a function) on Proxies and return the Graph."""
+        """Run ``root`` (a module or a function) on Proxies and return the Graph.
+
+        A module root (its framework's ``is_module``) is checked first
+        (``framework.check_traced_through(root, "")``), becomes ``self.root``,
+        and its class's ``forward`` is traced (``self`` comes from
+        ``create_args_for_root``). A function's framework is
+        ``framework_of_function(root)``; ``self.root`` is then an empty module
+        of that framework (``module_class()``). The tracer keeps
+        ``self.framework``, a new ``self.graph``, ``self.submodule_paths``
+        (each module of the root mapped to its dotted path, from
+        ``named_modules()``), ``self.tensor_attrs`` (an empty dict, filled by
+        ``_collect_tensor_attrs()``) and ``self._autowrap_visited`` (an empty
+        set).
+
+        ``create_args_for_root`` gives the function to call and its
+        arguments (placeholders, or concrete values). The call runs inside a
+        ``_Patcher``, which puts every original back when the trace ends,
+        even when it raises: ``_patch_modules`` with a fresh dict as the
+        cache of parameter Proxies, then ``_patch_wrapped_functions`` with
+        the globals of the function being traced. Its result, through
+        ``create_arg``, is the argument of the ``output`` node, typed by the
+        function's ``return`` annotation (if it has one). Afterwards
+        ``submodule_paths`` is None again (``path_of_module`` then searches).
+        """
         framework = framework_of(root)
         is_module = framework.is_module(root)
         if is_module:
@@ -198,7 +221,23 @@ class Tracer(TracerBase):
                     self.tensor_attrs.setdefault(id(value), (value, qualname))
 
     def _patch_modules(self, patcher: _Patcher, cache: dict[str, Proxy]) -> None:
-        """Route attribute reads and calls of every module class through our hooks."""
+        """Route attribute reads and calls of every module class through our hooks.
+
+        For each loaded framework, its ``module_class`` gets, through
+        ``patcher.patch_attr`` (undone when the trace ends):
+
+        - a ``__getattr__`` that asks the original ``__getattr__`` for the
+          value, then hands it to ``self.getattr(attr, value, cache)``, whose
+          answer is what ``forward`` sees;
+        - a ``__call__`` that first lets ``_patch_autowrap`` patch the
+          globals of the module's own ``forward`` (none when it has no
+          ``forward`` with ``__globals__``), then answers
+          ``self.call_module(module, forward, args, kwargs)``, where that
+          ``forward`` calls the *original* ``__call__`` of the module with
+          the arguments it is given.
+
+        Each framework keeps its own originals (bind them per iteration).
+        """
         tracer = self
         for framework in loaded_frameworks():
             module_class = framework.module_class
@@ -247,7 +286,9 @@ class Tracer(TracerBase):
     def is_leaf_module(self, m: Any, module_qualified_name: str) -> bool:
         """Built-in ``nn`` modules are leaves (asked of their framework)."""
         return framework_of(m).is_leaf_module(m, module_qualified_name)
+    # --8<-- [end:hooks]
 
+    # --8<-- [start:hook_exercises]
     def path_of_module(self, mod: Any) -> str:
         """The qualified name of ``mod`` inside the root (``"layer1.conv"``)."""
         if self.submodule_paths is not None:
@@ -273,7 +314,17 @@ class Tracer(TracerBase):
         return self.create_proxy("call_module", module_qualified_name, args, kwargs)
 
     def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict[str, Any]) -> Any:
-        """``self.<attr>`` inside forward: parameters (and buffers) become ``get_attr``."""
+        """``self.<attr>`` inside forward: parameters (and buffers) become ``get_attr``.
+
+        A parameter of the root (found by identity in
+        ``self.root.named_parameters()``) gives the Proxy of one ``get_attr``
+        node named by its path; ``parameter_proxy_cache`` maps that path to
+        its Proxy, so a second read gives the same Proxy and no new node.
+        With ``self.proxy_buffer_attributes``, any tensor found the same way
+        among ``self.root.named_buffers()`` does too (``_proxy_for_attr``
+        does the search and the caching). Any other value, a tensor that is
+        not the root's included, comes back as it is.
+        """
         framework = framework_of(attr_val)
         if framework.is_parameter(attr_val):
             found = self._proxy_for_attr(attr_val, self.root.named_parameters(),
@@ -286,7 +337,9 @@ class Tracer(TracerBase):
             if found is not None:
                 return found
         return attr_val
+    # --8<-- [end:hook_exercises]
 
+    # --8<-- [start:hooks_rest]
     def _proxy_for_attr(self, attr_val: Any, named: Iterator[tuple[str, Any]],
                         cache: dict[str, Any]) -> Proxy | None:
         for name, candidate in named:
@@ -333,7 +386,7 @@ class Tracer(TracerBase):
             self.tensor_attrs[id(value)] = (value, qualname)
             setattr(self.root, qualname, value)
         return self.create_node("get_attr", qualname, (), {})
-    # --8<-- [end:hooks]
+    # --8<-- [end:hooks_rest]
 
     # --8<-- [start:create_args_for_root]
     def create_args_for_root(self, root_fn: Callable[..., Any], is_module: bool,

@@ -104,6 +104,19 @@ EXERCISES: list[Exercise] = [
          "A leaf gets one call_module node named by path_of_module; any other module is "
          "checked (framework.check_traced_through) and traced through by calling forward.",
          ("tests/ch02/test_ch02_tracer.py",)),
+        ("minifx/tracer.py", "Tracer.getattr", "parameter reads become get_attr",
+         "Parameters of the root, and buffers when proxy_buffer_attributes is on, become "
+         "one cached get_attr Proxy each (_proxy_for_attr); everything else passes.",
+         ("tests/ch02/test_ch02_tracer.py",)),
+        ("minifx/tracer.py", "Tracer._patch_modules", "patch the module class for the trace",
+         "Per loaded framework, replace the module class's __getattr__ and __call__ with "
+         "functions that ask the tracer's getattr and call_module hooks.",
+         ("tests/ch02/test_ch02_tracer.py", "tests/ch02/test_ch02_trace_errors.py")),
+        ("minifx/tracer.py", "Tracer.trace", "run the root on Proxies",
+         "Module or function: pick root, framework and the function to run; set up the "
+         "tracer's tables; make the arguments; call it under a _Patcher; record the output.",
+         ("tests/ch02/test_ch02_tracer.py", "tests/ch02/test_ch02_proxy.py",
+          "tests/ch02/test_ch02_trace_errors.py")),
     ),
     *_rows(
         "ch03",
@@ -111,6 +124,22 @@ EXERCISES: list[Exercise] = [
          "Rebuild tuples (named tuples too), lists, dicts and slices; everything else, "
          "Nodes included, is a leaf.",
          ("tests/ch03/test_node.py",)),
+        ("minifx/node.py", "Node.prepend", "move a node in the linked list",
+         "Refuse a node of another graph; unhook x from its neighbours, then hook it in "
+         "between self._prev and self.",
+         ("tests/ch03/test_node.py", "tests/ch03/test_graph_edit.py")),
+        ("minifx/graph.py", "Graph.create_node", "make a node, name it, insert it",
+         "Check op, args and kwargs; pick a name candidate and let the graph's Namespace "
+         "make it unique; build the Node, hand it to self._insert, count it.",
+         ("tests/ch03/test_node.py", "tests/ch03/test_graph_vs_torch.py")),
+        ("minifx/graph.py", "Graph.inserting_before", "new nodes go before a node",
+         "None means the start; refuse a node of another graph; an _InsertPoint that "
+         "inserts with the node's prepend.",
+         ("tests/ch03/test_graph_edit.py", "tests/ch03/test_node.py")),
+        ("minifx/graph.py", "Graph.inserting_after", "new nodes go after a node",
+         "None means the end; refuse a node of another graph; an _InsertPoint that "
+         "inserts with the node's append.",
+         ("tests/ch03/test_graph_edit.py", "tests/ch03/test_node.py")),
         ("minifx/node.py", "Node.replace_input_with", "read a new input instead of an old one",
          "map_arg over args and kwargs, then _update_args_kwargs keeps users in sync.",
          ("tests/ch03/test_node.py", "tests/ch03/test_graph_edit.py")),
@@ -130,6 +159,14 @@ EXERCISES: list[Exercise] = [
          "One pass in order: a node may only read nodes already seen; users must agree "
          "with inputs; exactly one output node, and it is last.",
          ("tests/ch03/test_lint.py",)),
+        ("minifx/graph.py", "Graph.node_copy", "copy a node from another graph",
+         "map_arg the args and kwargs through arg_transform; create_node with the same "
+         "op, target, name and type; give the copy its own meta dict.",
+         ("tests/ch03/test_graph_edit.py",)),
+        ("minifx/graph.py", "Graph.graph_copy", "copy a whole graph but its output",
+         "Walk g's nodes; skip those val_map has; at the output, map its argument through "
+         "val_map and return; else record node_copy's result in val_map.",
+         ("tests/ch03/test_graph_edit.py",)),
     ),
     *_rows(
         "ch04",
@@ -140,6 +177,24 @@ EXERCISES: list[Exercise] = [
         ("minifx/interpreter.py", "Interpreter.run_node", "run one node",
          "Fetch args and kwargs from the environment, then call the method named by n.op.",
          ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.map_nodes_to_values",
+         "look up the values a node reads",
+         "map_arg a small function over args: it gives each Node's value from self.env, or "
+         "raises the RuntimeError the docstring gives when there is none.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.fetch_args_kwargs_from_env",
+         "a node's arguments, as values",
+         "Map the node's args and its kwargs, each through map_nodes_to_values.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.placeholder", "hand out the run's arguments",
+         "Each placeholder takes the next value of self.args_iter; a star parameter takes "
+         "the rest; when they have run out, the default or a RuntimeError.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.run", "the run loop, freeing dead values",
+         "Set up env and args_iter; walk the nodes, skipping those env already has; store "
+         "run_node's value, free the values that die at this node, return at output; a "
+         "node's error gets the node's line added.",
+         ("tests/ch04/test_interpreter.py", "tests/ch04/test_shape_prop.py")),
         ("minifx/node.py", "fetch_path", "follow a dotted attribute path",
          "Split on '.', getattr one atom at a time; at a missing one return default if "
          "given, else raise an AttributeError naming the path so far and the type.",
@@ -171,11 +226,25 @@ EXERCISES: list[Exercise] = [
     ),
     *_rows(
         "ch06",
+        ("minifx/codegen.py", "CodeWriter.spell", "spell any argument as Python source",
+         "Literals by repr (floats through spell_float), Nodes by name, containers item by "
+         "item, slice, Ellipsis and enum members spelled out; what has no literal spelling "
+         "becomes a global.",
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_hostile_names.py",
+          "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.emit_placeholder", "a parameter of forward",
+         "Check the target is an identifier; build the parameter from target, annotation "
+         "and default into free_vars; a node named apart from its parameter gets a line.",
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_hostile_names.py")),
         ("minifx/codegen.py", "CodeWriter.emit_call_function", "one node's line of code",
          "operator_format and inplace_format give templates for operators; otherwise "
          "add_global names the function; getattr(x, 'name') prints as x.name; "
          "self.format_args spells the arguments; note wrapped functions.",
          ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
+        ("minifx/codegen.py", "CodeWriter.emit_call_method", "a method call's line",
+         "Spell the object, pick attribute syntax or getattr with a quoted name, and "
+         "format the other arguments.",
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_hostile_names.py")),
         ("minifx/codegen.py", "format_target", "spell self.layer1.0.conv as Python",
          "Plain identifiers join with dots; other atoms go through getattr(base, 'atom').",
          ("tests/ch06/test_codegen.py",)),
@@ -189,10 +258,27 @@ EXERCISES: list[Exercise] = [
          "nobody reads frees itself too; end the line with ';  a = b = None' or just "
          "a newline.",
          ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
+        ("minifx/codegen.py", "CodeWriter.emit_output", "the return line",
+         "Let the CodeGen write the return of the spelled argument, end the line, and "
+         "note the return annotation when the node has a type.",
+         ("tests/ch06/test_codegen.py",)),
+        ("minifx/codegen.py", "CodeWriter.write", "walk the graph, one line per node",
+         "Refuse an unknown op; in verbose mode let stack_comment write where the node came "
+         "from; dispatch to the emit method named after the op; end most lines with "
+         "emit_frees; finish.",
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
+        ("minifx/graph_module.py", "_forward_from_src", "run the source, keep its lines",
+         "Name the source uniquely, put its lines in linecache (dropped when owner dies), "
+         "compile it, exec it in a copy of the globals, and hand back forward.",
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
         ("minifx/graph_module.py", "GraphModule.recompile", "regenerate forward",
          "Ask the graph for its python_code, with 'self' as the root module's name; keep the "
          "source in self._code; install what _forward_from_src makes as the forward of "
          "type(self); return the PythonCode.",
+         ("tests/ch06/test_graph_module.py",)),
+        ("minifx/graph_module.py", "_instance_class", "a class of its own per instance",
+         "Combine cls with the framework's module class once (cached by the pair); then "
+         "make a fresh subclass of that for this one instance.",
          ("tests/ch06/test_graph_module.py",)),
     ),
     *_rows(
@@ -372,10 +458,49 @@ MORE_HINTS: dict[str, str] = {
         "Ask path_of_module first: is_leaf_module needs the path. A module traced through "
         "is checked by its framework, then forward runs with the same arguments and its "
         "result is returned. A leaf gives the Proxy of its one call_module node.",
+    "Tracer.getattr":
+        "Ask the value's framework whether it is a parameter, and whether it is a tensor. "
+        "Search the parameters first, then (only with the flag) the buffers; a search "
+        "that finds nothing falls through to the next case. The cache dict belongs to "
+        "one trace: trace makes it and the patched __getattr__ passes it in.",
+    "Tracer._patch_modules":
+        "loaded_frameworks() gives each framework, whose module_class is patched. Read "
+        "the original methods before patching, and bind them as default arguments of the "
+        "new functions, or every closure sees the last framework's. The forward handed "
+        "to call_module is a small function of (*args, **kwargs) calling the original "
+        "__call__ on the module. Look the forward's __globals__ up with getattr and "
+        "defaults, since a module may lack either.",
+    "Tracer.trace":
+        "The framework of the root, asked is_module, tells the two cases apart. Read the "
+        "function's __globals__ and its return annotation before create_args_for_root, which may "
+        "hand back another function (a flattened signature). Enter the _Patcher with a "
+        "with statement, so a failing forward still restores the module class. The "
+        "output node is created with create_node (op and target both 'output'), its "
+        "single argument the result turned into a node argument.",
     "map_aggregate":
         "Test for a leaf first (not one of _CONTAINERS). A named tuple is rebuilt from its "
         "items as positional arguments, a plain tuple from the list of items; lists stay "
         "lists; dicts keep their keys; a slice maps start, stop and step.",
+    "Node.prepend":
+        "Return at once when x is self. Compare graphs by identity. Unhooking: x's "
+        "previous node's next becomes x's next, and x's next node's previous becomes x's "
+        "previous. Then four links change: the old previous of self points forward to x, "
+        "x back to it and forward to self, self back to x. The graph's count does not "
+        "change: x was already one of its nodes (or is counted by create_node).",
+    "Graph.create_node":
+        "Check in this order: op, then args, then kwargs, after None became an empty "
+        "tuple or dict, so that a refused node is never inserted. The candidate is the "
+        "given name, else the target turned into a name by _target_to_str; create_name "
+        "adds _1, _2 ... and fixes illegal characters. The Node constructor takes the "
+        "graph, name, op, target, args, kwargs and type_expr.",
+    "Graph.inserting_before":
+        "The start of the graph is just after the root sentinel: answer the other "
+        "method's result for the root. Compare graphs by identity. _InsertPoint takes the "
+        "graph and the function that will insert each new node; it swaps the graph's own "
+        "and puts it back when the with block ends.",
+    "Graph.inserting_after":
+        "The end of the graph is just before the root sentinel. Each new node is appended "
+        "right after the anchor, so later ones land between it and the earlier ones.",
     "Node.replace_input_with":
         "A small function gives new_input for old_input (identity, not equality) and "
         "anything else unchanged; map it over args and kwargs, and set both through "
@@ -400,6 +525,15 @@ MORE_HINTS: dict[str, str] = {
         "lists this node as a user; each user reads this node back. After the walk: no "
         "output, two outputs, or an output that is not last are RuntimeErrors. With an "
         "owning module, check the targets too.",
+    "Graph.node_copy":
+        "arg_transform is applied to Nodes only (map_arg), inside containers too. Pass the "
+        "old node's name as the name: this graph's namespace adds a number if it is taken. "
+        "copy.copy of the meta gives a new dict holding the same values.",
+    "Graph.graph_copy":
+        "The inputs of each copy are looked up in val_map, which the earlier copies (or "
+        "the caller) filled in. Nodes are copied in g's order, so an input is always "
+        "mapped before its user. The output node is never copied; return_output_node "
+        "pairs the mapped value with that node. Falling off the end gives None.",
     "last_uses":
         "The result maps a node to the values that die there. A set of the values already "
         "met tells whether this is the first meeting going backwards, which is the last "
@@ -408,6 +542,24 @@ MORE_HINTS: dict[str, str] = {
         "fetch_args_kwargs_from_env gives the concrete args and kwargs. The opcode methods "
         "all take (target, args, kwargs); look the method up on self by the op's name, so "
         "that a subclass's override runs.",
+    "Interpreter.map_nodes_to_values":
+        "Test membership in env (a value may be None or falsy). The message names n, the "
+        "node being run, and then the missing input; both print as their names.",
+    "Interpreter.fetch_args_kwargs_from_env":
+        "n.args is a tuple and n.kwargs a dict, and map_arg keeps those types; hand both to "
+        "map_nodes_to_values with n as the second argument, and return them as a pair.",
+    "Interpreter.placeholder":
+        "The target is the parameter's name: one that starts with '*' drains the iterator "
+        "into a list. next() raises StopIteration when nothing is left: catch it, use "
+        "args[0] when args is not empty, else raise the message the docstring gives, "
+        "with its cause suppressed.",
+    "Interpreter.run":
+        "Keep the codegen's process_inputs/process_outputs behind hasattr checks. Inside "
+        "the loop, wrap only run_node in the try. The freeing comes after the value is "
+        "stored and before the output check; user_to_last_uses has no entry for a node "
+        "that frees nothing. In the except: re-raise bare when extra_traceback is off; a "
+        "KeyError becomes a RuntimeError raised from it; any other exception gets new "
+        "args (the new message, then the old args after the first) and is re-raised.",
     "fetch_path":
         "Use a private sentinel both for 'no default given' and for a missing attribute: "
         "None may be a real default or a real value. The message names the path up to and "
@@ -427,11 +579,31 @@ MORE_HINTS: dict[str, str] = {
         "The result is None for a graph without output: then add no output. Otherwise map "
         "every Proxy in it to its node (other values stay) and give that to the new "
         "graph's output. The old output node is the last node of self.graph.",
+    "CodeWriter.spell":
+        "Test the exact type against the plain literal types first: that is the common "
+        "case, and an IntEnum member must not print as a number. A named tuple is a tuple "
+        "with _fields: check it before tuples. One-item tuples need the trailing comma. "
+        "An Enum's class is bound with its __name__ as the hint; a member name that is no "
+        "identifier is indexed with a _quote'd string. For a repr-literal object, only the "
+        "text before the first parenthesis can be a custom builtin's name.",
+    "CodeWriter.emit_placeholder":
+        "Strip the stars with lstrip; more than two stripped is an error too. The default "
+        "exists when node.args is not empty. The parameter keeps its stars "
+        "(node.target, not the stripped one). The extra line assigns the bare target to "
+        "the node's name and ends with a newline.",
     "CodeWriter.emit_call_function":
         "Spell every argument with self.spell. An in-place template is a statement: the "
         "node's value is its first argument, assigned after ';  '. Only getattr with two "
         "args, no kwargs and a plain identifier becomes attribute syntax (format_target). "
         "A node whose meta says is_wrapped registers its function in self.wrapped.",
+    "CodeWriter.emit_call_method":
+        "is_plain_identifier decides between the two forms. The getattr form calls the "
+        "result: getattr(obj, 'name') followed by the argument list. format_args takes "
+        "the args after the first and the kwargs.",
+    "CodeWriter.emit_output":
+        "generate_output takes the argument and a function that spells values (pass the "
+        "method itself). The newline is a separate piece of the body. The annotation "
+        "starts with a space and an arrow; an empty spelling leaves it empty.",
     "format_target":
         "The usual case is one plain name, joined with a dot. Otherwise build from the "
         "base one dotted atom at a time: an atom that is not an identifier (a digit, a "
@@ -445,10 +617,25 @@ MORE_HINTS: dict[str, str] = {
         "Use the nodes' names, joined with ' = '. The piece starts with a semicolon and "
         "two spaces and ends with ' = None' and a newline; with nothing to free, only the "
         "newline.",
+    "_forward_from_src":
+        "next() on the counter numbers the file. splitlines(True) keeps the line ends "
+        "that linecache expects. Register the finalizer only when an owner is given. "
+        "exec fills the namespace dict it is given: read forward out of it, then set the "
+        "_fx_compiled attribute on that function.",
     "GraphModule.recompile":
         "python_code carries .src and .globals; compiled_code(reuse, src) reuses a compiled "
         "code object for the same source. forward goes on type(self), a class that this "
         "instance alone has, so two GraphModules never share a forward.",
+    "CodeWriter.write":
+        "previous_comment starts as None and is replaced by what stack_comment returns. "
+        "The emit method is looked up by name on self, 'emit_' followed by the op. "
+        "Placeholders add parameters and the output writes its own line end, so neither "
+        "gets emit_frees. The PythonCode is what finish returns.",
+    "_instance_class":
+        "issubclass tells whether cls already has the module class. The combined class is "
+        "made with type(name, bases, namespace): bases (cls, base) so GraphModule's "
+        "methods come first; its namespace holds __module__ and _module_base. The final "
+        "class has only the combined one (or cls) as its base and the same __module__.",
     "fuse_conv_bn_weights":
         "Work on the NumPy arrays (._array). A missing BN weight means ones, a missing BN "
         "bias or conv bias zeros. Reshape the scale to (-1, 1, 1, ...) so that it scales "

@@ -231,6 +231,43 @@ def test_tracer_attributes_root_and_graph():
     tracer = Tracer()
     graph = tracer.trace(module)
     assert tracer.root is module and tracer.graph is graph
+    assert tracer.submodule_paths is None  # the trace's table is gone, as in torch.fx
+    torch_tracer = torch.fx.Tracer()
+    torch_tracer.trace(build_mlp(torch))
+    assert torch_tracer.submodule_paths is None
+
+
+def annotated(x) -> "tuple":
+    return (x + 1,)
+
+
+def test_a_function_root_is_an_empty_module_and_the_return_annotation_types_the_output():
+    for lib, fx in ((tensor, minifx), (torch, torch.fx)):
+        tracer = fx.Tracer()
+        graph = tracer.trace(annotated)
+        assert type(tracer.root) is lib.nn.Module and not list(tracer.root.children())
+        assert graph.output_node().type == "tuple"
+    # A tensor function traced twice gives the same graph: nothing stays patched between.
+    assert str(minifx.Tracer().trace(annotated)) == str(minifx.Tracer().trace(annotated))
+
+
+def test_module_classes_are_patched_only_during_the_trace():
+    seen = []
+
+    class Peek(tensor.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = tensor.nn.Linear(2, 2)
+
+        def forward(self, x):
+            seen.append(tensor.nn.Module.__dict__["__getattr__"])
+            return self.lin(x)
+
+    before = tensor.nn.Module.__dict__["__getattr__"], tensor.nn.Module.__dict__["__call__"]
+    gm = minifx.symbolic_trace(Peek())
+    after = tensor.nn.Module.__dict__["__getattr__"], tensor.nn.Module.__dict__["__call__"]
+    assert after == before and seen[0] is not before[0]  # patched inside, restored after
+    assert [n.op for n in gm.graph.nodes] == ["placeholder", "call_module", "output"]
 
 
 class CountingTracer(Tracer):

@@ -82,6 +82,30 @@ def test_insert_before_none_goes_first():
     assert next(iter(g.nodes)).name == "first"
 
 
+def test_insert_after_none_goes_last_and_the_point_comes_back():
+    def edit(fx):
+        g = straight(fx, 1)
+        first = next(iter(g.nodes))
+        with g.inserting_after(None):
+            g.call_function(operator.neg, (first,))
+        with g.inserting_before(first):
+            g.placeholder("w")
+        g.call_function(operator.pos, (first,))  # the default point again: the end
+        return [n.name for n in g.nodes]
+
+    assert edit(minifx) == edit(tfx) == ["w", "x", "add", "output", "neg", "pos"]
+
+
+@pytest.mark.parametrize("where", ["inserting_before", "inserting_after"])
+def test_an_insert_point_at_a_node_of_another_graph_is_refused(where):
+    g, other = straight(minifx, 1), straight(minifx, 1)
+    stranger = next(iter(other.nodes))
+    with pytest.raises(ValueError, match=f"{where}: node x belongs to another graph"):
+        getattr(g, where)(stranger)
+    g.call_function(operator.neg, (next(iter(g.nodes)),))
+    assert [n.name for n in g.nodes][-1] == "neg"  # the insertion point did not move
+
+
 def test_node_copy_and_graph_copy():
     src = straight(minifx, 3)
     for n in src.nodes:
@@ -93,6 +117,49 @@ def test_node_copy_and_graph_copy():
     assert str(dst) == str(src)
     assert all(val_map[n].meta == n.meta for n in src.nodes if n.op != "output")
     dst.lint()
+
+
+def test_node_copy_maps_inputs_and_copies_meta_like_torch_fx():
+    def copy_one(fx):
+        src = straight(fx, 2)
+        add_1 = list(src.nodes)[2]
+        add_1.meta["tag"] = ["kept"]
+        dst = fx.Graph()
+        z = dst.placeholder("z")
+        dst.call_function(operator.neg, (z,), {})  # takes the name "neg" first
+        copied = dst.node_copy(add_1, lambda n: z)
+        return add_1, copied
+
+    add_1, copied = copy_one(minifx)
+    theirs, their_copy = copy_one(tfx)
+    assert (copied.op, copied.target, copied.name) == ("call_function", operator.add, "add_1")
+    assert copied.format_node() == their_copy.format_node()
+    assert copied.meta == add_1.meta and copied.meta is not add_1.meta
+    assert copied.meta["tag"] is add_1.meta["tag"]  # shallow, as torch.fx
+    assert their_copy.meta["tag"] is theirs.meta["tag"]
+
+
+def test_graph_copy_skips_mapped_nodes_and_can_return_the_output_node():
+    def copy_into(fx):
+        src = straight(fx, 2)
+        dst = fx.Graph()
+        y = dst.placeholder("y")
+        x = next(iter(src.nodes))
+        val_map = {x: y}  # x is given: it is not copied, y stands for it
+        out, out_node = dst.graph_copy(src, val_map, return_output_node=True)
+        dst.output(out)
+        return src, dst, val_map, out_node
+
+    src, dst, val_map, out_node = copy_into(minifx)
+    tsrc, tdst, tval_map, tout_node = copy_into(tfx)
+    assert str(dst) == str(tdst).replace("torch.fx", "minifx")
+    assert [n.name for n in dst.nodes] == ["y", "add", "add_1", "output"]
+    assert out_node is src.output_node() and tout_node is tsrc.output_node()
+    assert len(val_map) == len(tval_map) == 3
+    dst.lint()
+    empty = minifx.Graph()
+    empty.placeholder("x")
+    assert minifx.Graph().graph_copy(empty, {}) is None
 
 
 def test_deepcopy_graph_is_independent():

@@ -128,6 +128,30 @@ def test_bad_node_construction_is_refused():
         g.create_node("call_function", "add")
     with pytest.raises(TypeError, match="args must be a tuple"):
         g.create_node("call_function", operator.add, [1, 2])
+    with pytest.raises(TypeError, match="kwargs must be a dict"):
+        g.create_node("call_function", operator.add, (1, 2), [("k", 1)])
+    assert len(g.nodes) == 0  # nothing was inserted
+    node = g.create_node("call_function", operator.add)
+    assert node.args == () and node.kwargs == {} and len(g.nodes) == 1
+
+
+def test_prepend_a_node_of_another_graph_is_refused():
+    g, x, y, a, b = chain()
+    other, *_ = chain()
+    stranger = next(iter(other.nodes))
+    with pytest.raises(ValueError, match="node x belongs to another graph than add"):
+        a.prepend(stranger)
+    assert [n.name for n in g.nodes] == ["x", "y", "add", "mul", "output"]
+    assert [n.name for n in other.nodes] == ["x", "y", "add", "mul", "output"]
+
+
+def test_prepend_keeps_both_directions_linked():
+    g, x, y, a, b = chain()
+    b.prepend(x)  # x leaves the front: y, add, x, mul, output
+    forward = [n.name for n in g.nodes]
+    assert forward == ["y", "add", "x", "mul", "output"]
+    assert [n.name for n in reversed(g.nodes)] == forward[::-1]
+    assert x.prev is a and x.next is b and y.prev is g._root and g._root.next is y
 
 
 def test_argument_from_another_graph_is_accepted_and_reported_by_lint():

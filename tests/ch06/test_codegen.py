@@ -1,5 +1,6 @@
 """Code generation: torch.fx's exact format, safe names, globals, linecache."""
 
+import enum
 import math
 import operator
 import traceback
@@ -164,3 +165,56 @@ def test_traceback_shows_the_generated_line():
     text = "".join(traceback.format_exception(info.value))
     assert "truediv = x / 0;  x = None" in text
     assert "<eval_with_key>." in text
+
+
+class Color(enum.Enum):
+    RED = 1
+    ODD = 2
+
+
+def pick(color, items):
+    return items[color.value - 1]
+
+
+def build_spelled(fx):
+    g = fx.Graph()
+    x = g.placeholder("x")
+    a = g.call_function(pick, (Color.RED, [x, 2]))
+    b = g.call_function(pick, (Color.ODD, (a,)))
+    c = g.call_function(operator.getitem, ([x, b], (Ellipsis, slice(0, 1, None))))
+    g.output(Pair(c, {"k": (x, -math.inf)}))
+    return g
+
+
+def test_spelling_of_enums_containers_and_builtins_matches_torch_fx():
+    ours, theirs = build_spelled(minifx), build_spelled(tfx)
+    code = ours.python_code("self")
+    assert code.src == theirs.python_code("self").src
+    assert "_pick(Color.RED, [x, 2])" in code.src and "_pick(Color.ODD, (pick,))" in code.src
+    assert "[x, pick_1][(Ellipsis, slice(0, 1, None))]" in code.src
+    assert "_Pair(getitem, {'k': (x, -inf)})" in code.src
+    assert code.globals["Color"] is Color and code.globals["tests_ch06_test_codegen_Pair"] is Pair
+
+
+def test_an_enum_member_without_an_identifier_name_is_indexed():
+    Odd = enum.Enum("Odd", {"not ok": 1})
+    g = minifx.Graph()
+    g.output(g.call_function(pick, (Odd["not ok"], [g.placeholder("x")])))
+    code = g.python_code("self")
+    assert '_pick(Odd["not ok"], [x])' in code.src
+    assert minifx.GraphModule({}, g)(5) == 5
+
+
+def test_a_placeholder_named_apart_from_its_parameter_gets_its_own_line():
+    def build(fx):
+        g = fx.Graph()
+        x = g.create_node("placeholder", "x", name="renamed")
+        y = g.create_node("placeholder", "y", (3,), name="y")
+        g.output(g.call_function(operator.add, (x, y)))
+        return g
+
+    ours = build(minifx).python_code("self").src
+    assert ours == build(tfx).python_code("self").src
+    assert "def forward(self, x, y = 3):\n    renamed = x\n" in ours
+    gm = minifx.GraphModule({}, build(minifx))
+    assert gm(4) == 7 and gm(4, 5) == 9

@@ -158,6 +158,30 @@ def test_each_graph_module_has_its_own_forward(root):
     assert type(a) is not type(b)
 
 
+def test_instances_share_one_combined_class_and_each_gets_its_own_subclass(root):
+    a = minifx.GraphModule(root, graph_for(minifx, tensor))
+    b = minifx.GraphModule(root, graph_for(minifx, tensor))
+    (shared,) = type(a).__bases__
+    assert type(b).__bases__ == (shared,) and type(a) is not type(b)
+    assert shared.__bases__ == (minifx.GraphModule, nn.Module) and shared._module_base is nn.Module
+    assert shared.__name__ == "GraphModule" and shared.__module__ == minifx.GraphModule.__module__
+    assert type(a).__module__ == minifx.GraphModule.__module__
+
+    class MyGraphModule(minifx.GraphModule):
+        pass
+
+    mine = MyGraphModule(root, graph_for(minifx, tensor))
+    (combined,) = type(mine).__bases__
+    assert combined.__bases__ == (MyGraphModule, nn.Module) and combined is not shared
+    assert combined.__module__ == __name__
+    # A class that already is a module class gets only the per-instance subclass.
+    again = MyGraphModule.__new__(combined, root)
+    assert type(again).__bases__ == (combined,)
+    # Over a torch root, the framework's module class is the base.
+    theirs = minifx.GraphModule(torch.nn.Linear(2, 2), minifx.Graph())
+    assert type(theirs).__bases__[0]._module_base is torch.nn.Module
+
+
 def test_code_and_str_match_torch_fx(gm):
     troot = torch.nn.Module()
     troot.param = torch.nn.Parameter(torch.randn(3, 4))
@@ -218,6 +242,25 @@ def test_a_copy_keeps_its_generated_lines_for_tracebacks_after_the_original_dies
         generated[0].line
     )
     assert "=" in generated[0].line  # a real line of the generated forward
+
+
+def test_each_forward_has_its_own_source_entry_that_goes_with_its_module(root):
+    import gc
+    import linecache
+
+    def build():
+        return minifx.GraphModule(root, graph_for(minifx, tensor))
+
+    a, b = build(), build()
+    names = [type(m).forward.__code__.co_filename for m in (a, b)]
+    assert names[0] != names[1] and all(n.startswith("<eval_with_key>.minifx.") for n in names)
+    size, mtime, lines, name = linecache.cache[names[0]]
+    assert (size, mtime, "".join(lines), name) == (len(a.code), None, a.code, names[0])
+    assert type(a).forward._fx_compiled[0] == a.code
+    assert "forward" not in a.recompile().globals  # run in a copy: its globals stay as they were
+    del a
+    gc.collect()
+    assert names[0] not in linecache.cache and names[1] in linecache.cache
 
 
 def eager_with(root, x, activation):

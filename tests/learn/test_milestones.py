@@ -63,7 +63,7 @@ def test_ch06_passes_on_solved_code_and_fails_on_a_bug(solved):
     assert passed, report
     assert f"{milestones.PROGRAMS} random programs" in report
     # Frees forgotten for nodes nobody reads: torch.fx frees them, so the code differs.
-    passed, report = _with_bug(solved, "ch06.4", "if not node.users:", "if False:", "ch06",
+    passed, report = _with_bug(solved, "ch06.7", "if not node.users:", "if False:", "ch06",
                                seed=11)
     assert not passed and "differs from torch.fx's" in report, report
     assert "the program: Plan(" in report and "seed 11" in report
