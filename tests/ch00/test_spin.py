@@ -196,7 +196,12 @@ def test_an_error_in_a_polling_workers_job_reaches_the_caller(pool):
 
     with pytest.raises(ValueError, match="the worker's range"):
         nb._WORKERS.run(job, [0, 5, 10])
-    # The worker lives on, and serves the next product.
+    # The worker lives on, and serves the next product, once it has taken the park
+    # request that ended the last one (on a busy machine that can take a moment, and
+    # a product meanwhile runs on the lock-woken threads instead).
+    deadline = time.monotonic() + 10
+    while pool.ctl[0, spin.STATE] not in (spin.SPINNING, spin.PARKED):
+        assert time.monotonic() < deadline, pool.ctl[0, :8]
     assert names_of_threads_running([0, 5, 10])[(5, 10)] == "tensor-spin-0"
 
 
