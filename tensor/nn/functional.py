@@ -214,36 +214,6 @@ def _in_place_or_new(input: Tensor, array: np.ndarray, result: np.ndarray,
     return _wrap(result)
 
 
-def _batch_stats_as_primitives(x, axes, stats, momentum, count):
-    """batch_norm's training statistics and running-stat updates, each step a primitive."""
-    b, channels = ops(), x.shape[1]
-    mean = b.reduce("mean", x, axes, False)
-    shaped = _dispatch.primitive("reshape")(
-        Tensor._from_array(mean), (1, channels) + (1,) * (x.ndim - 2))._array
-    centred = b.binary("sub", x, shaped)
-    var = b.reduce("mean", b.binary("mul", centred, centred), axes, False)
-    for name, new in (("running_mean", mean), ("running_var", var)):
-        running = stats[name]
-        if running is None:
-            continue
-        if name == "running_var":
-            new = b.binary_scalar("mul", b.binary_scalar("mul", new, momentum, True),
-                                  count / (count - 1), False)
-        else:
-            new = b.binary_scalar("mul", new, momentum, True)
-        moved = b.binary("add", b.binary_scalar("mul", running, 1 - momentum, True), new)
-        _dispatch.primitive("copy_")(Tensor._from_array(running), Tensor._from_array(moved))
-    return mean, var
-
-
-def _write(input: Tensor, result: np.ndarray) -> None:
-    """``input[...] = result``; while a dispatch mode is on, the primitive ``copy_``."""
-    if _dispatch._routing:
-        _dispatch.primitive("copy_")(input, Tensor._from_array(result))
-    else:
-        input._array[...] = result
-
-
 def _hard_ramp(array: np.ndarray) -> np.ndarray:
     """clamp(x + 3, 0, 6): the ramp inside hardsigmoid and hardswish (NaN stays NaN)."""
     return ops().clamp(ops().binary_scalar("add", array, 3.0, False), 0.0, 6.0)
