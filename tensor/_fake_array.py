@@ -73,6 +73,8 @@ def _reserve(shape, strides, dtype) -> np.ndarray:
         extent += sum((size - 1) * abs(stride) for size, stride in zip(shape, strides))
     if extent <= 4096:
         return np.zeros(max(extent // dtype.itemsize, 1), dtype)
+    if not hasattr(mmap, "MAP_ANONYMOUS"):  # Windows: an anonymous mapping takes no flags
+        return np.frombuffer(mmap.mmap(-1, extent), dtype, extent // dtype.itemsize)
     flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
     if sys.platform.startswith("linux"):
         flags |= _MAP_NORESERVE

@@ -135,9 +135,11 @@ def _build_table() -> dict[Callable, Callable]:
 
 
 def _dropout(input, p=0.5, training=True, inplace=False):
-    """Dropout in eval mode is the identity; a quantized model is only ever evaluated."""
+    """Dropout in eval mode is the identity; a quantized model is only ever evaluated.
+    In training, torch refuses it too (it has no quantized bernoulli)."""
     if training:
-        raise NotImplementedError("quantized dropout: only eval mode (training=False)")
+        raise NotImplementedError("quantized dropout: only eval mode (training=False), as in "
+                                  "torch, which has no random dropout of quantized values")
     return _per_tensor(input, "dropout")
 
 

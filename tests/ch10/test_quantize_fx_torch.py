@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import pytest
 import torch
 import torch.ao.quantization.quantize_fx as torch_qfx
@@ -13,31 +12,17 @@ from torch.ao.quantization import get_default_qconfig_mapping as torch_mapping
 import tests.ch10.qhelpers  # noqa: F401  (sets torch's quantized engine to x86)
 from minifx.quantization import convert_fx, get_default_qconfig_mapping, prepare_fx
 from tests.ch10.quant_zoo import zoo
+from tests.ch10.torch_parity import batches as calibration_batches
+from tests.ch10.torch_parity import signature
 
 MODELS = zoo()
-
-
-def signature(gm) -> list[tuple[str, str, str]]:
-    """(op, target, name) of every node; function targets by their name."""
-    out = []
-    for node in gm.graph.nodes:
-        target = node.target if isinstance(node.target, str) else getattr(
-            node.target, "__name__", repr(node.target)
-        )
-        out.append((node.op, target, node.name))
-    return out
-
-
-def calibration_batches(shape, count=3, seed=0):
-    rng = np.random.default_rng(seed)
-    return [torch.from_numpy(rng.standard_normal(shape).astype(np.float32)) for _ in range(count)]
 
 
 @pytest.fixture(scope="module", params=sorted(MODELS))
 def both(request):
     """(name, ours prepared, torch's prepared, ours converted, torch's converted, batches)."""
     model, shape = MODELS[request.param]
-    batches = calibration_batches(shape)
+    batches = calibration_batches(shape, count=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         theirs = torch_qfx.prepare_fx(model, torch_mapping("x86"), (batches[0],))
