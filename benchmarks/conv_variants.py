@@ -41,7 +41,7 @@ def once(fn) -> float:
 
 
 def run_tensor(rounds: int) -> dict:
-    from tensor.backend import numba_backend as nb
+    from tensor.backend.fast import backend as nb
 
     result = {}
     for n, c, o, s in SHAPES:

@@ -5,7 +5,7 @@
 
 The numba backend shares a contiguous elementwise op, a whole-array
 reduction (its chunks), a last-dim reduction, softmax and layer_norm (their
-rows) with the spinning workers of ``tensor/backend/_kernels/spin.py``, from
+rows) with the spinning workers of ``tensor/backend/kernels/spin.py``, from
 ``SPIN_MIN`` element-copies on (``numba_backend.py``). This script times
 three of them through the backend, as a user calls them: a float32 add, a
 whole-array sum (``chunks``) and the row sums of rows of 1024 (``rows``), on
@@ -47,7 +47,7 @@ def worker(variant: str) -> None:
     sys.path.insert(0, str(HERE))
     from speed import median_seconds
 
-    from tensor.backend import numba_backend as nb
+    from tensor.backend.fast import backend as nb
 
     shape, mode = variant.split()
     nb.SPIN_MIN = 1 if mode == "shared" else 1 << 60

@@ -420,7 +420,7 @@ def bandwidth_cases(lib: Lib, quick: bool):
         for i in numba.prange(a.size):
             out[i] = a[i] + s * b[i]
 
-    from tensor.backend._kernels import scalar
+    from tensor.backend.kernels import scalar
 
     @numba.njit(parallel=True, nogil=True, error_model="numpy", fastmath={"contract"})
     def chain_arithmetic(out, a):

@@ -152,9 +152,20 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
 # package's own name (tensor, minifx) is its __init__: the public names.
 # Groups are found from the files, never listed by hand, so a new file is drawn.
 
+# tensor's backend is drawn one box per layer (its subpackages reference, kernels and
+# fast: ARCHITECTURE.md), so that the picture shows which layer imports which.
+_DRAWN_BY_SUBPACKAGE = "tensor.backend"
+
+
 def group_of(module: str) -> str:
-    """``minifx.compiler.kernel`` -> ``minifx.compiler``; ``tensor._tensor`` stays."""
-    return ".".join(module.split(".")[:2])
+    """``minifx.compiler.kernel`` -> ``minifx.compiler``; ``tensor._tensor`` stays;
+    ``tensor.backend.kernels.scalar`` -> ``tensor.backend.kernels``."""
+    parts = module.split(".")
+    if module.startswith(_DRAWN_BY_SUBPACKAGE + ".") and len(parts) > 2:
+        folder = ROOT.joinpath(*parts[:3])
+        if folder.is_dir():
+            return ".".join(parts[:3])
+    return ".".join(parts[:2])
 
 
 def group_edges(graph: ImportGraph) -> dict[str, set[str]]:

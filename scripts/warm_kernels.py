@@ -3,7 +3,7 @@
 The numba backend compiles a kernel the first time an op meets a dtype (and,
 for the threaded path, the first time an output is large enough to be shared
 with the worker threads), then keeps the machine code on disk
-(``tensor/backend/_kernels/__pycache__/kernels-<digest>``, or under
+(``tensor/backend/kernels/__pycache__/kernels-<digest>``, or under
 ``NUMBA_CACHE_DIR``). Without this step the first test that touches an op pays
 for its compilation inside its own time, and a fresh checkout's first run looks
 hung. ``scripts/setup.sh`` runs this once per set-up: on an empty cache it
@@ -28,7 +28,7 @@ import numpy as np
 import tensor
 import tensor.nn.functional as F
 from tensor._ops import BINARY_OPS, COMPARE_OPS, REDUCE_OPS, UNARY_OPS
-from tensor.backend._kernels._cache import keyed_by_every_kernel_source
+from tensor.backend.kernels._cache import keyed_by_every_kernel_source
 
 # More than the backend's SMALL (smaller inputs go to NumPy), less than SPIN_MIN.
 SMALL_SHAPE = (2, 3, 8, 8)

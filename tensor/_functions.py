@@ -105,7 +105,7 @@ def _fast_float_reduction(op: str, arr: np.ndarray, dim, keepdim: bool) -> Tenso
     else:
         return None
     result = _new_tensor(_Tensor_new)
-    result._array = _backend._active.reduce(op, arr, dims, keepdim)
+    result._array = _backend.ops().reduce(op, arr, dims, keepdim)
     return result
 
 
@@ -307,7 +307,7 @@ def unary_op(op: str, input: Tensor) -> Tensor:
     """Run backend unary op `op` on a tensor with torch's dtype rules (ints become float32)."""
     if type(input) is _Tensor_new and input._array.dtype.kind == "f":  # the common case
         result = _new_tensor(_Tensor_new)
-        result._array = _backend._active.unary(op, input._array)
+        result._array = _backend.ops().unary(op, input._array)
         return result
     _require_tensor(input, op)
     arr = input._array
@@ -319,40 +319,51 @@ def unary_op(op: str, input: Tensor) -> Tensor:
         raise TypeError(
             f"{op}(): unsupported dtype tensor.bool (use logical operations on bool tensors)"
         )
-    return Tensor._from_array(_backend._active.unary(op, arr))
-
-
-def _fast_dtype(input, other):
-    """The result dtype in the common cases (no promotion needed), else None."""
-    if isinstance(input, Tensor):
-        a = input._array
-        if isinstance(other, Tensor):
-            return a.dtype if a.dtype == other._array.dtype else None
-        kind = a.dtype.kind
-        t = type(other)
-        if (t is float and kind == "f") or (t is int and kind in "if"):
-            return a.dtype
-    return None
+    return Tensor._from_array(_backend.ops().unary(op, arr))
 
 
 # Ops that need no dtype check when both operands already share a float or int dtype;
 # bool operands and the rest (bitwise on floats, int division or powers) take the full path.
-_FAST_OPS = {
+_PLAIN_OPS = {
     "f": frozenset(op.name for op in OPS if op.kind == "binary" and op.dtypes == "numeric"),
     "i": frozenset(op.name for op in OPS if op.kind == "binary") - {"div", "pow"},
 }
+_COMPARE_OPS = frozenset(op.name for op in OPS if op.kind == "compare")
 
 
-def _fast_operands(op: str, input: Tensor, other, np_dtype) -> tuple:
-    """The fast paths' operands: the arrays of a tensor and of a tensor or number that
-    already share ``np_dtype``, their shapes checked for broadcasting."""
-    a = input._array
-    if isinstance(other, Tensor):
+def _plain(op: str, a: np.ndarray, other, left: bool) -> np.ndarray | None:
+    """The plain case of a binary op or comparison, computed; None for any other.
+
+    Plain: array ``a`` (of a Tensor) with a Tensor of its dtype, or with a
+    Python number of its kind (``x * 2.0``; ``2.0 * x`` when ``left``), and an
+    op that needs no dtype check for that dtype. Nothing is promoted, and a
+    Python float stays a number all the way into the backend, which chooses
+    its own fastest path for the operands it gets. Shapes are checked first,
+    as on the full path."""
+    kind, t = a.dtype.kind, type(other)
+    if op in _COMPARE_OPS:
+        if kind not in "fi":
+            return None
+    elif op not in _PLAIN_OPS.get(kind, ()):
+        return None
+    ops = _backend.ops()
+    if t is _Tensor_new or isinstance(other, Tensor):
         b = other._array
+        if b.dtype is not a.dtype:
+            return None
         if a.shape != b.shape:
             broadcast_shapes(op, a.shape, b.shape)
-        return a, b
-    return a, np_dtype.type(other)
+        elif op not in _COMPARE_OPS and not left:
+            return ops.binary_same_shape(op, a, b)
+        x, y = (b, a) if left else (a, b)
+    elif t is float and kind == "f" and op not in _COMPARE_OPS:
+        return ops.binary_scalar(op, a, other, left)
+    elif (t is float and kind == "f") or t is int:
+        number = a.dtype.type(other)
+        x, y = (number, a) if left else (a, number)
+    else:
+        return None
+    return ops.compare(op, x, y) if op in _COMPARE_OPS else ops.binary(op, x, y)
 
 
 def _promoted_operands(op: str, input, other, dt: dtype) -> tuple:
@@ -369,31 +380,15 @@ def _is_bool(x) -> bool:
 
 def binary_op(op: str, input, other) -> Tensor:
     """Run backend binary op `op` with torch's promotion and broadcasting checks."""
-    if type(input) is _Tensor_new:  # the hottest cases first: x + y and x * 2.0
-        a, kind = input._array, type(other)
-        if kind is _Tensor_new:
-            b = other._array
-            if a.dtype is b.dtype and op in _FAST_OPS.get(a.dtype.kind, ()):
-                if a.shape != b.shape:
-                    broadcast_shapes(op, a.shape, b.shape)
-                result = _new_tensor(_Tensor_new)
-                result._array = _backend._active.binary(op, a, b)
-                return result
-        elif (kind is float and a.dtype.kind == "f") or (kind is int and a.dtype.kind in "if"):
-            if op in _FAST_OPS[a.dtype.kind]:  # the number takes the tensor's dtype
-                result = _new_tensor(_Tensor_new)
-                result._array = _backend._active.binary(op, a, a.dtype.type(other))
-                return result
+    if isinstance(input, Tensor):
+        out = _plain(op, input._array, other, False)
     elif type(input) in (float, int) and isinstance(other, Tensor):  # 2.0 * x: the mirror
-        np_dtype = _fast_dtype(other, input)
-        if np_dtype is not None and op in _FAST_OPS.get(np_dtype.kind, ()):
-            result = _new_tensor(_Tensor_new)
-            result._array = _backend._active.binary(op, np_dtype.type(input), other._array)
-            return result
-    np_dtype = _fast_dtype(input, other)
-    if np_dtype is not None and op in _FAST_OPS.get(np_dtype.kind, ()):
+        out = _plain(op, other._array, input, True)
+    else:
+        out = None
+    if out is not None:
         result = _new_tensor(_Tensor_new)
-        result._array = _backend._active.binary(op, *_fast_operands(op, input, other, np_dtype))
+        result._array = out
         return result
     _check_pair(op, input, other)
     dt = result_type(input, other)
@@ -423,23 +418,20 @@ def binary_op(op: str, input, other) -> Tensor:
         )
     a, b = _promoted_operands(op, input, other, dt)
     if op == "pow" and not isinstance(other, Tensor):
-        # A number exponent reaches the backend as a NumPy scalar, as on the fast
-        # paths: the backend computes x ** 2 as x * x for a number, and through
-        # pow for a 0-d tensor, as torch does (tensor/backend/_powers.py).
+        # A number exponent reaches the backend as a NumPy scalar, as on the plain
+        # path: the backend computes x ** 2 as x * x for a number, and through
+        # pow for a 0-d tensor, as torch does (tensor/backend/powers.py).
         b = b[()]
-    return _wrap(_backend._active.binary(op, a, b))
+    return _wrap(_backend.ops().binary(op, a, b))
 
 
 def compare_op(op: str, input, other) -> Tensor:
     """Run backend comparison `op`: operands promoted to a common dtype, result bool."""
-    np_dtype = _fast_dtype(input, other)
-    if np_dtype is not None and np_dtype.kind in "fi":  # no promotion needed: x > 0.0
-        result = _new_tensor(_Tensor_new)
-        result._array = _backend._active.compare(op, *_fast_operands(op, input, other, np_dtype))
-        return result
+    if isinstance(input, Tensor) and (out := _plain(op, input._array, other, False)) is not None:
+        return _wrap(out)
     _check_pair(op, input, other)
     dt = result_type(input, other)
-    return _wrap(_backend._active.compare(op, *_promoted_operands(op, input, other, dt)))
+    return _wrap(_backend.ops().compare(op, *_promoted_operands(op, input, other, dt)))
 
 
 def _check_pair(op: str, input, other) -> None:
@@ -449,53 +441,34 @@ def _check_pair(op: str, input, other) -> None:
     _require_operand(other, op, "other")
 
 
-def _plain_first(name: str, binary: bool, reflected: bool, general):
-    """A binary op as a callable that computes the plain case itself: two plain
-    tensors of one dtype and shape, or a tensor and a Python number, go
-    straight to the backend (``binary_op``'s first cases). No handler can
-    claim such operands, so the callable skips ``tensor_function``'s wrapper
-    too: an add of 1e5 elements is quick enough that the Python calls saved
-    show in its time. Anything else goes through the
-    protocol (``overrides.dispatch``, which asks handlers with this callable)
-    and then ``general``. Operators and the public binary functions
-    (``tensor.add``, ``tensor.mul``, ...) are made this way."""
-    kinds = frozenset(kind for kind, names in _FAST_OPS.items() if binary and name in names)
+def _plain_first(name: str, reflected: bool, general):
+    """A binary op or comparison as a callable that computes the plain case itself
+    (``_plain``). No handler can claim plain operands, so the callable skips
+    ``tensor_function``'s wrapper too: the Python calls saved show in the time
+    of an add of 1e5 elements. Anything else goes through the protocol
+    (``overrides.dispatch``, which asks handlers with this callable) and then
+    ``general``. Operators and the public binary functions (``tensor.add``,
+    ``tensor.mul``, ...) are made this way."""
     if reflected:
 
         def plain_first(input, other):  # 2.0 * x: Python asks x.__rmul__(2.0)
-            if type(input) is _Tensor_new and not _function_modes:
-                a, kind = input._array, type(other)
-                if kind is float and a.dtype.kind == "f" and "f" in kinds:
-                    result = _new_tensor(_Tensor_new)  # the number stays a Python float
-                    result._array = _backend._active.binary_scalar(name, a, other, True)
-                    return result
-                if kind is int and a.dtype.kind in kinds:
+            if type(input) is _Tensor_new and not _function_modes and type(other) in (float, int):
+                out = _plain(name, input._array, other, True)
+                if out is not None:
                     result = _new_tensor(_Tensor_new)
-                    result._array = _backend._active.binary(name, a.dtype.type(other), a)
+                    result._array = out
                     return result
             return dispatch(plain_first, general, (input, other))
 
     else:
 
         def plain_first(input, other, **kwargs):
-            if type(input) is _Tensor_new and not kwargs and not _function_modes:
-                a, kind = input._array, type(other)
-                if kind is _Tensor_new:
-                    b = other._array
-                    if a.dtype is b.dtype and a.dtype.kind in kinds and a.shape == b.shape:
-                        result = _new_tensor(_Tensor_new)
-                        result._array = _backend._active.binary_same_shape(name, a, b)
-                        return result
-                elif kind is float and a.dtype.kind == "f" and "f" in kinds:
-                    # x * 2.0: the number takes x's dtype, in the backend. It stays a
-                    # Python float until then: making a NumPy float32 of it cost a
-                    # tenth of the call at 1e3 elements.
+            if (type(input) is _Tensor_new and not kwargs and not _function_modes
+                    and type(other) in (_Tensor_new, float, int)):
+                out = _plain(name, input._array, other, False)
+                if out is not None:
                     result = _new_tensor(_Tensor_new)
-                    result._array = _backend._active.binary_scalar(name, a, other, False)
-                    return result
-                elif kind is int and a.dtype.kind in kinds:
-                    result = _new_tensor(_Tensor_new)  # x * 2: the number takes x's dtype
-                    result._array = _backend._active.binary(name, a, a.dtype.type(other))
+                    result._array = out
                     return result
             return dispatch(plain_first, general, (input, other), kwargs)
 
@@ -511,7 +484,7 @@ def _elementwise_public(op: Op):
         def impl(input: Tensor) -> Tensor:
             if type(input) is _Tensor_new and input._array.dtype.kind == "f":  # unary_op's
                 result = _new_tensor(_Tensor_new)  # first case, one call less
-                result._array = _backend._active.unary(name, input._array)
+                result._array = _backend.ops().unary(name, input._array)
                 return result
             return unary_op(name, input)
     else:
@@ -529,7 +502,7 @@ def _elementwise_public(op: Op):
 
 def _binary_public(impl):
     """``tensor.<name>`` for a binary op: ``_plain_first`` around ``impl``."""
-    public = functools.update_wrapper(_plain_first(impl.__name__, True, False, impl), impl)
+    public = functools.update_wrapper(_plain_first(impl.__name__, False, impl), impl)
     public.__module__ = "tensor"
     return public
 
@@ -584,7 +557,7 @@ def where(condition: Tensor, input: Tensor | Scalar, other: Tensor | Scalar) -> 
     broadcast_shapes("where", condition._array.shape, shape)
     np_dtype = dt.numpy_dtype
     return _wrap(
-        _backend._active.where(
+        _backend.ops().where(
             condition._array, _array_as(input, np_dtype), _array_as(other, np_dtype)
         )
     )
@@ -608,7 +581,7 @@ def clamp(input: Tensor, min: Tensor | Scalar | None = None,  # noqa: A002 (torc
     for b in bounds:
         _require_operand(b, "clamp", "min" if b is min else "max")
     dt = result_type(input, *bounds)
-    return _wrap(_backend._active.clamp(_array_as(input, dt.numpy_dtype), min, max))
+    return _wrap(_backend.ops().clamp(_array_as(input, dt.numpy_dtype), min, max))
 
 
 # ---------------------------------------------------------------------------
@@ -630,7 +603,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if a.dtype == np.bool_ and a.ndim and b.ndim:
         raise TypeError("matmul(): unsupported dtype tensor.bool")
     matmul_shape(a.shape, b.shape)  # torch's errors; the meta function checks with it too
-    return _wrap(_backend._active.matmul(a, b))
+    return _wrap(_backend.ops().matmul(a, b))
 
 
 # ---------------------------------------------------------------------------
@@ -664,7 +637,7 @@ def sum(input: Tensor, dim: int | Sequence[int] | None = None,  # noqa: A001
     if arr.dtype != target.numpy_dtype:
         arr = arr.astype(target.numpy_dtype)
     dims = _reduce_dims(dim, arr.ndim, "sum")
-    return _wrap(_backend._active.reduce("sum", arr, dims, keepdim))
+    return _wrap(_backend.ops().reduce("sum", arr, dims, keepdim))
 
 
 @_public
@@ -685,7 +658,7 @@ def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = 
             f"Got: {from_numpy_dtype(arr.dtype)!r}"
         )
     dims = _reduce_dims(dim, arr.ndim, "mean")
-    return _wrap(_backend._active.reduce("mean", arr, dims, keepdim))
+    return _wrap(_backend.ops().reduce("mean", arr, dims, keepdim))
 
 
 def _extreme(op: str, input, dim, keepdim) -> Tensor:
@@ -698,7 +671,7 @@ def _extreme(op: str, input, dim, keepdim) -> Tensor:
     arr = input._array
     dims = _reduce_dims(dim, arr.ndim, op)
     _check_nonempty(arr, dims, op)
-    return _wrap(_backend._active.reduce(op, arr, dims, keepdim))
+    return _wrap(_backend.ops().reduce(op, arr, dims, keepdim))
 
 
 @_public
@@ -751,9 +724,9 @@ def _extreme_with_indices(op: str, input, dim, keepdim, other):
             f"{op}(): Expected reduction dim {d} to have non-zero size "
             f"(input shape {list(arr.shape)})"
         )
-    values = _backend._active.reduce("amax" if op == "max" else "amin", arr, (d,), keepdim)
+    values = _backend.ops().reduce("amax" if op == "max" else "amin", arr, (d,), keepdim)
     if op == "max":
-        indices = _backend._active.argmax(arr, d, keepdim)
+        indices = _backend.ops().argmax(arr, d, keepdim)
     else:
         indices = np.asarray(np.argmin(arr, axis=d, keepdims=keepdim), dtype=np.int64)
     return getattr(return_types, op)(_wrap(values), _wrap(indices))
@@ -785,13 +758,13 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
             )
         if arr.ndim == 0:
             return _wrap(np.zeros((), np.int64))
-        return _wrap(_backend._active.argmax(arr, None, keepdim))
+        return _wrap(_backend.ops().argmax(arr, None, keepdim))
     d = _wrap_dim(dim, arr.ndim, "argmax")
     if arr.ndim == 0:
         return _wrap(np.zeros((), np.int64))
     if arr.shape[d] == 0:
         raise IndexError(f"argmax(): Expected reduction dim {d} to have non-zero size.")
-    return _wrap(_backend._active.argmax(arr, d, keepdim))
+    return _wrap(_backend.ops().argmax(arr, d, keepdim))
 
 
 @_public
@@ -941,14 +914,14 @@ def _in_place(op_impl, name: str, op: str):
         if len(args) == 1 and not kwargs and type(self) is _Tensor_new:
             # x += y of one dtype and shape, x *= 2.0: the kernel writes into x itself
             a, other = self._array, args[0]
-            if op in _FAST_OPS.get(a.dtype.kind, ()):
+            if op in _PLAIN_OPS.get(a.dtype.kind, ()):
                 if type(other) is _Tensor_new and other._array.dtype is a.dtype:
                     b = other._array
                 elif (type(other) is float and a.dtype.kind == "f") or type(other) is int:
                     b = a.dtype.type(other)
                 else:
                     b = None
-                if b is not None and _backend._active.binary_(op, a, b):
+                if b is not None and _backend.ops().binary_(op, a, b):
                     return self
         result = op_impl(self, *args, **kwargs)
         target = self._array
@@ -1055,7 +1028,7 @@ def _binary_operator(name: str, runner, binary: bool, reflected: bool):
             return NotImplemented
         return runner(name, other, input) if reflected else runner(name, input, other)
 
-    return _plain_first(name, binary, reflected, general)
+    return _plain_first(name, reflected, general)
 
 
 _IN_PLACE = {"add": "__iadd__", "sub": "__isub__", "mul": "__imul__", "div": "__itruediv__",

@@ -11,7 +11,7 @@ Each row says what the rest of the library needs to know about one op:
 - ``dtypes``: ``float`` (integer inputs compute in float32), ``numeric`` (every
   dtype in its own; unary ops refuse bool), ``int`` (int and bool only) or
   ``all``;
-- ``scalar``: the per-element function in ``backend/_kernels/scalar.py``
+- ``scalar``: the per-element function in ``backend/kernels/scalar.py``
   from which the numba backend builds the op's kernel (``name`` if empty);
 - ``operator``, ``reflected``: Python's spellings (``__add__``, and
   ``__radd__`` when reflected); ``torch_passes_method``: torch hands the
@@ -135,7 +135,7 @@ OPS: tuple[Op, ...] = (
        reflected=True),
     Op("div", "binary", _quiet(np.true_divide), N, "input / other (true division: integers "
        "give float32).", operator="__truediv__", reflected=True, work=0.5),
-    Op("pow", "binary", _power, N, "input ** exponent, broadcasting.", "pow_",
+    Op("pow", "binary", _power, N, "input ** exponent, broadcasting.", "power",
        "__pow__", reflected=True, work=26.0),  # pow32: 22 with a tensor exponent, 30 with a number
     Op("maximum", "binary", np.maximum, N, "The larger of two tensors, elementwise (NaN wins)."),
     Op("minimum", "binary", np.minimum, N, "The smaller of two tensors, elementwise (NaN wins)."),
@@ -177,7 +177,7 @@ def names(kind: str) -> tuple[str, ...]:
 
 
 def scalar_name(op: str) -> str:
-    """The per-element function in ``backend/_kernels/scalar.py`` that computes ``op``."""
+    """The per-element function in ``backend/kernels/scalar.py`` that computes ``op``."""
     return BY_NAME[op].scalar or op
 
 

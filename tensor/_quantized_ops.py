@@ -28,7 +28,7 @@ from ._dtype import quint8
 from ._quantized import QTensor, quantized_range
 from ._shape import output_hw
 from ._tensor import Tensor
-from .backend._kernels import quantized as qk
+from .backend.kernels import quantized as qk
 
 __all__ = [
     "qadd",

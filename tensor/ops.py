@@ -57,7 +57,9 @@ from ._fake_tensor import FakeTensor, fake_mode_of
 from ._ops import OPS
 from ._tensor import Tensor
 
-__all__ = ["OpOverload", "PRIMITIVES"]
+# OPS, the elementwise op table (tensor/_ops.py), is public here too: chapter 8's
+# compiler and the torch adapter read it.
+__all__ = ["OPS", "OpOverload", "PRIMITIVES"]
 
 
 def _kernels():

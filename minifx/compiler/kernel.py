@@ -14,7 +14,7 @@ local variables (registers), never in memory:
 
 The per-element functions (``scalar.sigmoid``, a float32 ``exp`` that LLVM
 can vectorise, ...) are the ones the tensor library's own numba kernels use,
-imported from ``tensor/backend/_kernels/scalar.py``: there is one ``exp`` in
+imported from ``tensor/backend/kernels/scalar.py``: there is one ``exp`` in
 the project, not two.
 """
 
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from tensor._ops import OPS
-from tensor.backend import _allocator, numba_backend
+from tensor.backend.fast import allocator, settings, threads
+from tensor.ops import OPS
 
 from .._framework import framework_of
 from ..namespace import Namespace
@@ -53,7 +53,7 @@ TEMPLATES = {
     "sub": "{0} - {1}",
     "mul": "{0} * {1}",
     "div": "{0} / {1}",
-    "pow": "scalar.pow_({0}, {1})",
+    "pow": "scalar.power({0}, {1})",
     "gt": "{0} > {1}",
     "lt": "{0} < {1}",
     "ge": "{0} >= {1}",
@@ -187,7 +187,7 @@ def kernel_source(
 
     header = ["import numpy as np"]
     if any("scalar." in line for line in body):
-        header.append("from tensor.backend._kernels import scalar")
+        header.append("from tensor.backend.kernels import scalar")
     params = ", ".join(["out", *arrays.values()])
     lines = [
         *header,
@@ -242,10 +242,10 @@ def compile_kernel(name: str, source: str) -> Any:
 def kernel_task(kernel: Any, out_dtype: np.dtype, in_dtypes: tuple[np.dtype, ...]) -> int:
     """``kernel(out, *inputs)`` as a cfunc of tensor's ``spin.TASK`` signature, for the
     polling workers: the arrays' addresses arrive in its integer arguments, in
-    ``numba_backend.spread``'s order (the output first)."""
+    ``threads.spread``'s order (the output first)."""
     import numba
 
-    from tensor.backend._kernels.spin import TASK, array_at
+    from tensor.backend.fast.spin import TASK, array_at
 
     dtypes = [np.dtype(out_dtype).type] + [np.dtype(d).type for d in in_dtypes]
     t0, t1, t2, t3 = dtypes + dtypes[-1:] * (4 - len(dtypes))  # numba reads each as a constant
@@ -287,7 +287,7 @@ def _from_numpy_like(value: Any, array: np.ndarray) -> Any:
 def _output(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """The kernel's output: from the tensor library's caching allocator, which
     hands back a freed block of the same size (no page faults on first touch)."""
-    return _allocator.empty(shape, dtype)
+    return allocator.empty(shape, dtype)
 
 
 # --8<-- [start:threads]
@@ -366,19 +366,19 @@ class FusedKernel:
         flat_in = [flat_operand(a, shape) for a in read]
         kernel = self.kernel
         copies = flat_out.size * self.work
-        if copies < numba_backend.SPIN_MIN:
+        if copies < settings.SPIN_MIN:
             kernel(flat_out, *flat_in)
         elif len(flat_in) <= 3:
             # Shared with tensor's polling workers, as its own elementwise ops
             # are: they call the kernel through a cfunc (``_task``).
             task = self._task(flat_out.dtype, tuple(a.dtype for a in flat_in))
-            numba_backend.spread(task, flat_out.size, copies, flat_out, *flat_in)
+            threads.spread(task, flat_out.size, copies, flat_out, *flat_in)
         else:
             # The kernel releases the GIL: large outputs are split in ranges run
             # on a few threads, each range a slice of every flat operand.
-            numba_backend.in_ranges(
+            threads.in_ranges(
                 lambda lo, hi: kernel(flat_out[lo:hi], *(a[lo:hi] for a in flat_in)),
-                flat_out.size, numba_backend.thread_count(flat_out.size, self.work))
+                flat_out.size, threads.thread_count(flat_out.size, self.work))
         return _from_numpy_like(inputs[0], out)
 
     def _task(self, out_dtype: np.dtype, in_dtypes: tuple[np.dtype, ...]) -> int:

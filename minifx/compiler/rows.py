@@ -49,8 +49,8 @@ from typing import Any
 import numba
 import numpy as np
 
-from tensor.backend import numba_backend
-from tensor.backend._kernels.spin import TASK, array_at
+from tensor.backend.fast import settings, threads
+from tensor.backend.fast.spin import TASK, array_at
 
 from ..node import Node
 from .elementwise import Pointwise, Reduction
@@ -184,8 +184,8 @@ def row_kernel_source(
 
     header = ["import numpy as np"]
     if any("scalar." in line for line in loops + body):
-        header.append("from tensor.backend._kernels import scalar")
-    header.append("from tensor.backend._kernels import reduce as rd")
+        header.append("from tensor.backend.kernels import scalar")
+    header.append("from tensor.backend.kernels import reduce as rd")
     params = ", ".join(["out", "n", *arrays.values()])
     lines = [
         *header, "", "",
@@ -222,7 +222,7 @@ def row_task(kernel: Any, layouts: list[str], dtypes: list[np.dtype]) -> int:
     ``spin.TASK`` signature, for the polling workers. ``layouts`` and ``dtypes``
     describe the output, then each input (at most three); the arrays'
     addresses arrive in the task's integer arguments, the output's first,
-    and ``n`` after them (``numba_backend.spread``'s order).
+    and ``n`` after them (``threads.spread``'s order).
 
     Each array is rebuilt at its address for the task's rows only: a
     (rows, n) array from row ``lo``, a per-row array from element ``lo``, a
@@ -298,19 +298,19 @@ class RowKernel(FusedKernel):
         flat_out = out.reshape((rows, n) if self.out_shape == full else (rows,))
         flat_in = [_as_rows(a, how, full) for a, how in zip(arrays[:self.reads], self.layouts)]
         kernel, copies = self.kernel, rows * n * self.work
-        if copies < numba_backend.SPIN_MIN:
+        if copies < settings.SPIN_MIN:
             kernel(flat_out, n, *flat_in)
         elif len(flat_in) <= 3:
             # Rows shared with tensor's polling workers, as the flat kernels share
             # elements: the task finds each array at its address (``row_task``).
             task = self._row_task(flat_out.dtype, tuple(a.dtype for a in flat_in))
-            numba_backend.spread(task, rows, copies, flat_out, *flat_in, k0=n)
+            threads.spread(task, rows, copies, flat_out, *flat_in, k0=n)
         else:  # more inputs than a task takes: rows split over Python threads
             per_row = [how != COL for how in self.layouts]
-            numba_backend.in_ranges(
+            threads.in_ranges(
                 lambda lo, hi: kernel(flat_out[lo:hi], n, *(
                     a[lo:hi] if sliced else a for a, sliced in zip(flat_in, per_row))),
-                rows, numba_backend.thread_count(rows * n, self.work))
+                rows, threads.thread_count(rows * n, self.work))
         return _from_numpy_like(inputs[0], out)
 
     def _row_task(self, out_dtype: np.dtype, in_dtypes: tuple[np.dtype, ...]) -> int:

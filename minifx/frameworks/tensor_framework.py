@@ -16,8 +16,8 @@ import numpy as np
 import tensor
 import tensor.nn
 import tensor.nn.functional
-from tensor._ops import OPS
 from tensor.nn.utils.fusion import fuse_conv_bn_eval
+from tensor.ops import OPS
 
 from .._framework import Framework, FusionPattern, TensorLayout, register_framework
 from ..tracer import _assert

@@ -116,7 +116,7 @@ def kernel_cache(workspace: Path) -> Path:
     """
     digest = hashlib.sha1()
     for path in sorted((workspace / "tensor").rglob("*.py")):
-        if "_kernels" in path.parts or path.parent.name == "backend":
+        if "backend" in path.parts:
             digest.update(str(path.relative_to(workspace)).encode())
             digest.update(path.read_bytes())
     return workspace / ".numba_cache" / digest.hexdigest()[:12]

@@ -55,12 +55,12 @@ EXERCISES: list[Exercise] = [
          "__tensor_function__ with the public function, all the types as a tuple, args and "
          "kwargs; the first answer that is not NotImplemented wins.",
          ("tests/ch00/test_dispatch.py",)),
-        ("tensor/backend/_kernels/strides.py", "coalesce", "merge dims walked as one",
+        ("tensor/backend/kernels/strides.py", "coalesce", "merge dims walked as one",
          "Skip size-1 dims; dim d joins the previous one when, for every operand, "
          "previous stride == stride[d] * shape[d]. Return int64 arrays; no dims left "
          "gives shape [1] with stride 0.",
          ("tests/ch00/test_kernels.py", "tests/ch00/test_tensor_views.py")),
-        ("tensor/backend/numpy_backend.py", "softmax", "a numerically stable softmax",
+        ("tensor/backend/reference/__init__.py", "softmax", "a numerically stable softmax",
          "Subtract the max along dim (keepdims=True) before exp; divide by the sum.",
          ("tests/ch00/test_tensor_backend.py", "tests/ch00/test_op_db.py")),
     ),

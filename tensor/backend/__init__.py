@@ -4,6 +4,14 @@ A backend is a module of array-in, array-out functions with the names listed
 in ARCHITECTURE.md (`unary`, `binary`, `reduce`, `matmul`, ...). The public
 functions in `tensor` check arguments, pick dtypes and shapes, then call
 `ops().<name>(...)`, so switching backends switches every operation at once.
+
+The backends live in three layers, each importing only the ones before it:
+
+- ``reference``: NumPy, the oracle (backend "numpy");
+- ``kernels``: the numba kernels the book teaches (backend "numba" with
+  ``TENSOR_FAST=0``);
+- ``fast``: the same answers sooner, for speed only (backend "numba", the
+  default).
 """
 
 from __future__ import annotations
@@ -21,13 +29,22 @@ _active: ModuleType
 _active_name: str
 
 
+def _module_name(name: str) -> str:
+    """Where backend ``name`` lives: the numba backend is the fast layer's unless
+    ``TENSOR_FAST=0`` asks for the kernels layer alone."""
+    if name == "numpy":
+        return f"{__name__}.reference"
+    fast = os.environ.get("TENSOR_FAST", "1") != "0"
+    return f"{__name__}.{'fast' if fast else 'kernels'}.backend"
+
+
 def _load(name: str) -> ModuleType | None:
     if name in _modules:
         return _modules[name]
     if name in _failures:
         return None
     try:
-        module = importlib.import_module(f"{__name__}.{name}_backend")
+        module = importlib.import_module(_module_name(name))
     except Exception as error:  # an absent or broken backend is simply not available
         _failures[name] = f"{type(error).__name__}: {error}"
         return None

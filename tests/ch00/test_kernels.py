@@ -12,10 +12,10 @@ import pytest
 import torch
 
 from tensor._ops import scalar_name
-from tensor.backend import _powers
-from tensor.backend import numba_backend as nb
-from tensor.backend._kernels import scalar, spatial
+from tensor.backend import powers as _powers
+from tensor.backend.kernels import scalar, spatial
 from tests import oracles
+from tests.backends import NUMBA as nb
 from tests.oracles import ulps
 
 RNG = np.random.default_rng(0)
@@ -215,12 +215,12 @@ def test_sigmoid_exp_changes_no_sigmoid_bit():
     a tiny value: 1 + either is 1, so sigmoid is exp32's sigmoid to the bit."""
     from numba import njit
 
-    from tensor.backend._kernels import scalar
+    from tensor.backend.fast import math32
 
     @njit(error_model="numpy", fastmath={"contract"})  # as the kernels are compiled
     def with_exp32(x, out):
         for i in range(x.size):
-            out[i] = np.float32(1.0) / (np.float32(1.0) + scalar.exp32(-x[i]))
+            out[i] = np.float32(1.0) / (np.float32(1.0) + math32.exp32(-x[i]))
 
     x = np.concatenate([
         np.linspace(-120.0, 120.0, 400001, dtype=np.float32),
@@ -237,7 +237,7 @@ def test_sigmoid_exp_changes_no_sigmoid_bit():
 def test_batch_norm_fold_rounds_as_numpy_does(dtype):
     """The per-channel scale and shift of an eval batch_norm, folded by one numba
     call, have NumPy's bits: the same operations, each rounded in the dtype."""
-    from tensor.backend._kernels import rows
+    from tensor.backend.kernels import rows
 
     c = 1000
     mean, w, b = (data((c,), dtype) * 3 for _ in range(3))
@@ -262,7 +262,7 @@ def test_gelu_flushed_exp_changes_only_results_below_1e37():
     beyond, a result under 1e-37 in size may become -0.0."""
     from numba import njit
 
-    from tensor.backend._kernels import scalar
+    from tensor.backend.fast import math32
 
     @njit(error_model="numpy", fastmath={"contract"})  # as the kernels are compiled
     def with_exp32(x, out):
@@ -273,7 +273,7 @@ def test_gelu_flushed_exp_changes_only_results_below_1e37():
             q = q * t + np.float32(1.421413741)
             q = q * t - np.float32(0.284496736)
             q = q * t + np.float32(0.254829592)
-            half_erfc = np.float32(0.5) * q * t * scalar.exp32(-(u * u))
+            half_erfc = np.float32(0.5) * q * t * math32.exp32(-(u * u))
             out[i] = x[i] * (half_erfc if x[i] < np.float32(0.0) else np.float32(1.0) - half_erfc)
 
     x = np.concatenate([np.linspace(-40.0, 40.0, 400001, dtype=np.float32),
@@ -496,7 +496,7 @@ def test_the_kernel_cache_is_keyed_by_every_kernel_source():
     check does not read: the cache folder must change whenever any kernel file does."""
     import numba
 
-    from tensor.backend._kernels import _cache, elementwise, rows
+    from tensor.backend.kernels import _cache, elementwise, rows
 
     folder = f"kernels-{_cache._sources_digest()}"
     for kernel in (elementwise.map_kernel("neg"), elementwise.zip_kernel("add"),

@@ -7,7 +7,7 @@ import torch.nn.functional as TF
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensor.backend import numpy_nn as K
+from tensor.backend.reference import nn as K
 
 rng = np.random.default_rng(0)
 

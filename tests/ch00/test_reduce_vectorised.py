@@ -1,11 +1,11 @@
-"""The vectorised max/min and argmax of tensor/backend/_kernels/reduce.py, and
+"""The vectorised max/min and argmax of tensor/backend/kernels/reduce.py, and
 the serial/parallel split, against NumPy on the cases a select gets wrong:
 NaN anywhere, infinities, signed zeros, float64, integers."""
 
 import numpy as np
 import pytest
 
-from tensor.backend._kernels import reduce as rd
+from tensor.backend.kernels import reduce as rd
 
 
 def rows(dtype, n=1000, seed=0):
@@ -54,7 +54,7 @@ def test_integers_take_the_plain_scan():
 
 @pytest.mark.parametrize("parallel", [False, True])
 def test_argmax_rows_first_largest_and_nan(parallel, monkeypatch):
-    from tensor.backend import numba_backend as nb
+    from tests.backends import NUMBA as nb
 
     if parallel:
         monkeypatch.setattr(rd, "PARALLEL_ROWS_MIN", 1)
@@ -71,9 +71,9 @@ def test_argmax_rows_first_largest_and_nan(parallel, monkeypatch):
 def test_chunked_reductions_either_way(shared, monkeypatch):
     """A whole-array reduction on this thread, or its chunks shared with the spinning
     workers (``chunks_task``), gives the same answer."""
-    from tensor.backend import numba_backend as nb
+    from tests.backends import NUMBA as nb
 
-    monkeypatch.setattr(nb, "SPIN_MIN", 1 if shared else 1 << 60)
+    monkeypatch.setattr(nb.settings, "SPIN_MIN", 1 if shared else 1 << 60)
     a = rows(np.float32, 100_000)
     np.testing.assert_allclose(nb.reduce("sum", a, (), False), a.sum(dtype=np.float64),
                                rtol=1e-5)
@@ -96,7 +96,7 @@ def test_whole_array_in_one_serial_call_across_chunks(dtype, n):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_last_dim_reductions_and_argmax_of_a_contiguous_tensor(dtype):
-    from tensor.backend import numba_backend as nb
+    from tests.backends import NUMBA as nb
 
     a = (np.random.default_rng(3).standard_normal((50, 300)) * 10).astype(dtype)
     a[7, 123] = np.nan

@@ -1,4 +1,4 @@
-"""The row kernels of tensor/backend/_kernels/rows.py against torch: softmax
+"""The row kernels of tensor/backend/kernels/rows.py against torch: softmax
 with its exp and sum in one pass and the vectorised row max (NaN and
 infinities in a row), and layer_norm with its affine step folded into the
 one write (each of the four weight/bias combinations), on one thread and on
@@ -9,13 +9,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tensor.backend import numba_backend as nb
+from tests.backends import NUMBA as nb
 
 
 @pytest.fixture(params=["serial", "shared"])
 def threads(request, monkeypatch):
     """On this thread alone, or shared with the spinning workers from the first row."""
-    monkeypatch.setattr(nb, "SPIN_MIN", 1 if request.param == "shared" else 1 << 60)
+    monkeypatch.setattr(nb.settings, "SPIN_MIN", 1 if request.param == "shared" else 1 << 60)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

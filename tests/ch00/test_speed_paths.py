@@ -14,10 +14,12 @@ import torch
 
 import tensor
 from tensor._ops import OPS
-from tensor.backend import _allocator
-from tensor.backend import numba_backend as nb
+from tensor.backend.fast import allocator as _allocator
+from tensor.backend.fast import backend as nb
 from tensor.testing import assert_close
 from tests import oracles
+
+pytestmark = pytest.mark.fast_layer  # the fast layer's own machinery
 
 RNG = np.random.default_rng(7)
 BINARY = tuple(op.name for op in OPS if op.kind == "binary" and op.dtypes == "numeric")

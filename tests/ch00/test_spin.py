@@ -1,4 +1,4 @@
-"""The spinning workers (tensor/backend/_kernels/spin.py, _spinning.py).
+"""The spinning workers (tensor/backend/fast/spin.py and threads.py).
 
 A contiguous elementwise op, a whole-array or last-dim reduction, softmax
 and layer_norm share their range with worker threads that poll for tasks.
@@ -18,11 +18,13 @@ import time
 import numpy as np
 import pytest
 
-from tensor.backend import numba_backend as nb
-from tensor.backend import numpy_backend as reference
-from tensor.backend._kernels import elementwise as ew
-from tensor.backend._kernels import spin
-from tensor.backend._spinning import Spinners
+from tensor.backend import reference
+from tensor.backend.fast import backend as nb
+from tensor.backend.fast import spin
+from tensor.backend.fast import tasks as ew
+from tensor.backend.fast.threads import Spinners
+
+pytestmark = pytest.mark.fast_layer  # the fast layer's own machinery
 
 
 @pytest.fixture
@@ -30,14 +32,14 @@ def pool(monkeypatch):
     """A pool of one polling worker of the test's own, whatever the core count, in
     place of the backend's (a one-core machine has no worker by default)."""
     own = Spinners(workers=1)
-    monkeypatch.setattr(nb, "SPINNERS", own)
+    monkeypatch.setattr(nb.threads, "SPINNERS", own)
     return own
 
 
 @pytest.fixture
 def shared(monkeypatch):
     """Share every op from its first element-copies on."""
-    monkeypatch.setattr(nb, "SPIN_MIN", 1)
+    monkeypatch.setattr(nb.settings, "SPIN_MIN", 1)
 
 
 def data(n, dtype=np.float32, seed=0):
@@ -82,7 +84,7 @@ def test_shared_reductions_and_rows_equal_the_serial_kernels(shared, monkeypatch
                                             b[:100], b[100:200], 1e-5),
     }
     shared_results = {name: repeat(fn) for name, fn in cases.items()}
-    monkeypatch.setattr(nb, "SPIN_MIN", 1 << 60)
+    monkeypatch.setattr(nb.settings, "SPIN_MIN", 1 << 60)
     for name, fn in cases.items():
         # Each chunk and row is computed the same way on any thread: equal, not close.
         np.testing.assert_array_equal(shared_results[name], fn(), err_msg=name)
@@ -155,27 +157,27 @@ def test_workers_run_leaves_the_polling_workers_awake(shared, pool):
     while pool.ctl[0, spin.STATE] != spin.PARKED:
         assert time.monotonic() < deadline, pool.ctl[0, :8]
     ran = []
-    nb._WORKERS.run(lambda lo, hi: ran.append((lo, hi)), [0, 5, 10])  # a BLAS split, say
+    nb.in_ranges(lambda lo, hi: ran.append((lo, hi)), 10, 2)  # a BLAS split, say
     assert sorted(ran) == [(0, 5), (5, 10)]
     assert pool.ctl[0, spin.STATE] != spin.PARKED  # woken for the ops that follow
 
 
-def names_of_threads_running(bounds):
-    """{range: name of the thread that ran it} for ``Workers.run`` over ``bounds``."""
+def names_of_threads_running(n, k):
+    """{range: name of the thread that ran it} for ``in_ranges`` of ``k`` ranges over [0, n)."""
     names = {}
-    nb._WORKERS.run(lambda lo, hi: names.__setitem__((lo, hi), threading.current_thread().name),
-                    bounds)
+    nb.in_ranges(lambda lo, hi: names.__setitem__((lo, hi), threading.current_thread().name),
+                 n, k)
     return names
 
 
 def test_a_split_product_runs_on_the_polling_worker_and_leaves_it_polling(shared, pool):
-    """The parts of a product or a convolution (``Workers.run``) go to the polling
+    """The parts of a product or a convolution (``in_ranges``) go to the polling
     workers as Python jobs, and each worker polls again the moment its part is
     done: the batch_norm after a convolution finds it ``SPINNING``, not waking."""
     nb.unary("neg", data(100_000))  # starts the worker
     polling = 0
     for _ in range(20):
-        names = names_of_threads_running([0, 5, 10])
+        names = names_of_threads_running(10, 2)
         state = pool.ctl[0, spin.STATE]  # read at once, well within the polling budget
         assert names == {(0, 5): threading.current_thread().name, (5, 10): "tensor-spin-0"}
         polling += state == spin.SPINNING
@@ -183,10 +185,11 @@ def test_a_split_product_runs_on_the_polling_worker_and_leaves_it_polling(shared
     assert polling >= 10, polling
 
 
-def test_ranges_beyond_the_polling_workers_go_to_lock_woken_threads(pool):
+def test_ranges_beyond_the_polling_workers_run_on_the_caller(pool):
     pool.park()  # and a parked worker is claimed too: its lock is released
-    names = names_of_threads_running([0, 3, 6, 10])
-    assert names[(3, 6)] == "tensor-spin-0" and names[(6, 10)] == "tensor-kernel"
+    names = names_of_threads_running(10, 3)
+    caller = threading.current_thread().name
+    assert names == {(0, 3): caller, (3, 6): "tensor-spin-0", (6, 10): caller}
 
 
 def test_an_error_in_a_polling_workers_job_reaches_the_caller(pool):
@@ -195,14 +198,14 @@ def test_an_error_in_a_polling_workers_job_reaches_the_caller(pool):
             raise ValueError("the worker's range")
 
     with pytest.raises(ValueError, match="the worker's range"):
-        nb._WORKERS.run(job, [0, 5, 10])
+        nb.in_ranges(job, 10, 2)
     # The worker lives on, and serves the next product, once it has taken the park
     # request that ended the last one (on a busy machine that can take a moment, and
-    # a product meanwhile runs on the lock-woken threads instead).
+    # a product meanwhile runs on the caller's thread alone).
     deadline = time.monotonic() + 10
     while pool.ctl[0, spin.STATE] not in (spin.SPINNING, spin.PARKED):
         assert time.monotonic() < deadline, pool.ctl[0, :8]
-    assert names_of_threads_running([0, 5, 10])[(5, 10)] == "tensor-spin-0"
+    assert names_of_threads_running(10, 2)[(5, 10)] == "tensor-spin-0"
 
 
 def test_an_interrupted_hand_off_leaves_no_worker_claimed(pool, monkeypatch):
@@ -219,12 +222,12 @@ def test_an_interrupted_hand_off_leaves_no_worker_claimed(pool, monkeypatch):
 
     monkeypatch.setattr(spin, "post", interrupted_post)
     with pytest.raises(KeyboardInterrupt):
-        nb._WORKERS.run(lambda lo, hi: None, [0, 5, 10])
+        nb.in_ranges(lambda lo, hi: None, 10, 2)
     monkeypatch.setattr(spin, "post", real_post)
     deadline = time.monotonic() + 10
     while pool.ctl[0, spin.STATE] not in (spin.SPINNING, spin.PARKED):
         assert time.monotonic() < deadline, pool.ctl[0, :8]
-    assert names_of_threads_running([0, 5, 10])[(5, 10)] == "tensor-spin-0"
+    assert names_of_threads_running(10, 2)[(5, 10)] == "tensor-spin-0"
 
 
 def test_a_parked_worker_is_woken_by_the_next_op(shared, pool, monkeypatch):
@@ -272,24 +275,24 @@ def run_python(code: str, **env) -> str:
 
 
 def test_TENSOR_SPIN_0_means_no_spinning_workers():
-    """Without them, a large op still splits: over the Workers threads, woken by a lock."""
+    """Without them every op runs on its caller's thread: tensor starts no thread."""
     code = ("import numpy as np, numba, threading\n"
-            "from tensor.backend import numba_backend as nb\n"
-            "from tensor.backend._spinning import SPINNERS\n"
+            "from tensor.backend.fast import backend as nb\n"
+            "from tensor.backend.fast.threads import SPINNERS\n"
             "a = np.arange(3_000_000, dtype=np.float32)\n"
             "assert (nb.binary('add', a, a) == a + a).all()\n"
             "assert np.allclose(nb.reduce('sum', a.reshape(3000, 1000), (1,), False), "
             "a.reshape(3000, 1000).sum(1, dtype=np.float64), rtol=1e-6)\n"
             "names = [t.name for t in threading.enumerate()]\n"
             "print(SPINNERS.ctl.shape[0], sum(n.startswith('tensor-spin') for n in names), "
-            "sum(n == 'tensor-kernel' for n in names) == numba.get_num_threads() - 1)")
+            "sum(n.startswith('tensor-') for n in names) == 0)")
     assert run_python(code, TENSOR_SPIN="0") == "0 0 True"
 
 
 def test_a_forked_child_starts_without_the_parents_workers():
     code = ("import os, numpy as np\n"
-            "from tensor.backend import numba_backend as nb\n"
-            "from tensor.backend._spinning import SPINNERS\n"
+            "from tensor.backend.fast import backend as nb\n"
+            "from tensor.backend.fast.threads import SPINNERS\n"
             "a = np.arange(300_000, dtype=np.float32)\n"
             "for _ in range(50): nb.binary('add', a, a)\n"  # the parent's worker polls
             "pid = os.fork()\n"

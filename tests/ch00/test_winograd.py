@@ -16,8 +16,10 @@ import numpy as np
 import pytest
 import torch
 
-from tensor.backend import numba_backend as nb
-from tensor.backend._kernels import winograd
+from tensor.backend.fast import backend as nb
+from tensor.backend.fast import winograd_kernels as winograd
+
+pytestmark = pytest.mark.fast_layer  # the fast layer's own machinery
 
 RNG = np.random.default_rng(14)
 
@@ -149,7 +151,7 @@ def test_filter_transform_is_g_g_gt():
 ])
 @pytest.mark.parametrize("with_bias", [False, True])
 def test_matmul_into_splits_rows_or_columns(shape_a, shape_b, with_bias):
-    from tensor.backend import _blas
+    from tensor.backend.fast import blas as _blas
 
     a, b = data(shape_a, np.float32), data(shape_b, np.float32)
     bias = data(shape_b[-1:], np.float32) if with_bias else None

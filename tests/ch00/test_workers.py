@@ -1,4 +1,4 @@
-"""The numba backend's hand-off of ranges to its worker threads (``in_ranges``).
+"""The fast layer's hand-off of ranges to its worker threads (``threads.in_ranges``).
 
 The elementwise kernels and minifx's compiled kernels split their output in
 ranges run on persistent threads. These tests hold the contract the callers
@@ -12,7 +12,9 @@ import threading
 import numpy as np
 import pytest
 
-from tensor.backend import numba_backend as nb
+from tensor.backend.fast import backend as nb
+
+pytestmark = pytest.mark.fast_layer  # the fast layer's own machinery
 
 
 def covered(n: int, k: int) -> np.ndarray:
@@ -96,7 +98,7 @@ def test_several_python_threads_at_once():
 
 def test_elementwise_results_on_both_sides_of_the_split():
     # Sizes just under and over the split: the threaded path gives NumPy's answer.
-    for n in (nb._SPLIT - 1, nb._SPLIT, 3 * nb._SPLIT + 5):
+    for n in (nb.settings.SPLIT - 1, nb.settings.SPLIT, 3 * nb.settings.SPLIT + 5):
         a = np.random.default_rng(n).standard_normal(n).astype(np.float32)
         b = np.random.default_rng(n + 1).standard_normal(n).astype(np.float32)
         np.testing.assert_array_equal(nb.binary("add", a, b), a + b)

@@ -152,7 +152,7 @@ def test_generated_source_for_a_chain():
     assert [n.name for n in inputs] == ["x", "y"]
     assert source == (
         "import numpy as np\n"
-        "from tensor.backend._kernels import scalar\n"
+        "from tensor.backend.kernels import scalar\n"
         "\n"
         "\n"
         "def fused_sigmoid_mul_add(out, x, y):\n"

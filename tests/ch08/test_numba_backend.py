@@ -7,6 +7,7 @@ here reuse a few chains (the same node names give the same source).
 
 import copy
 
+import numba
 import pytest
 import torch
 from hypothesis import given, settings
@@ -251,11 +252,11 @@ def test_threads_follow_the_work_of_each_element():
     (fused,) = fused_nodes(only_entry(chain))
     work = fused.target.work
     assert work == pytest.approx(1.0 + kernel.EXTRA_WORK["sigmoid"])  # mul, add: nothing extra
-    backend = kernel.numba_backend  # whose thread_count the compiler asks
-    minimum = backend.PARALLEL_MIN
+    backend = kernel.threads  # whose thread_count the compiler asks
+    minimum = kernel.settings.PARALLEL_MIN
     assert backend.thread_count(minimum, 1.0) == 1
     assert backend.thread_count(int(2 * minimum / work) + 1, work) == min(
-        2, backend.numba.get_num_threads())
+        2, numba.get_num_threads())
     assert backend.thread_count(int(2 * minimum / work) - 1, work) == 1
     assert copy.deepcopy(fused.target).work == work  # pickled with the kernel
 
@@ -282,7 +283,7 @@ def test_constant_powers_are_computed_as_eager_computes_them():
     x = tensor.rand(3000) * 4
     assert_close(compiled(x), powers(x))
     (fused,) = fused_nodes(only_entry(compiled))
-    for spelling in ("scalar.sqrt(add)", "scalar.rsqrt(add)", "scalar.pow_(add, np.float32(1.7))",
+    for spelling in ("scalar.sqrt(add)", "scalar.rsqrt(add)", "scalar.power(add, np.float32(1.7))",
                      "add ** -2"):
         assert spelling in fused.target.source
     for exponent in (0.5, -0.5, 1.7, -2):
@@ -306,9 +307,9 @@ def four_inputs(x, y, z, w):
 def test_a_large_kernel_shares_its_ranges_and_equals_eager(fn, inputs, monkeypatch):
     """From SPIN_MIN copies a flat kernel of up to three inputs runs as a task of
     the polling workers (a cfunc, ``kernel_task``); with more inputs it hands
-    ranges to the Workers threads. Either way the result is eager's."""
-    backend = kernel.numba_backend
-    monkeypatch.setattr(backend, "SPIN_MIN", 1)
+    ranges to the worker threads. Either way the result is eager's."""
+    backend = kernel.threads
+    monkeypatch.setattr(kernel.settings, "SPIN_MIN", 1)
     spread, shared = backend.spread, []
     monkeypatch.setattr(backend, "spread", lambda *a, **k: (shared.append(a[1]),
                                                              spread(*a, **k)))

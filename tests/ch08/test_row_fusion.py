@@ -145,12 +145,12 @@ ROW_CASES = {  # function, input shapes, whether its kernel is a task (at most 3
 def test_rows_shared_with_the_workers_give_the_one_thread_result(case, monkeypatch):
     """From SPIN_MIN copies a row kernel of up to three inputs runs as a task of
     the polling workers (``rows.row_task``: each array rebuilt at its address
-    for the task's rows); with more it hands rows to ``Workers``. A row is
+    for the task's rows); with more it hands rows to the worker threads (``in_ranges``). A row is
     computed the same way on any thread, so the result equals, to the bit,
     that of the kernel run on one thread, and is eager's."""
     fn, shapes, as_task = ROW_CASES[case]
     inputs = [tensor.randn(*shape) for shape in shapes]
-    backend = rows.numba_backend
+    backend = rows.threads
     spread, shared = backend.spread, []
     monkeypatch.setattr(backend, "spread", lambda *a, **k: (shared.append(a[1]),
                                                              spread(*a, **k)))

@@ -300,6 +300,6 @@ def test_a_changed_kernel_source_gets_a_fresh_numba_cache(workspace):
     ws.start("ch01", workspace)
     before = kernel_cache(workspace)
     assert before == kernel_cache(workspace) and before.is_relative_to(workspace)
-    strides = workspace / "tensor/backend/_kernels/strides.py"
+    strides = workspace / "tensor/backend/kernels/strides.py"
     strides.write_text(strides.read_text() + "\n# a learner's note\n")
     assert kernel_cache(workspace) != before

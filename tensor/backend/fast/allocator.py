@@ -31,9 +31,10 @@ from sys import getrefcount
 
 import numpy as np
 
-MIN_BYTES = 1 << 18  # 256 KB
-MAX_BYTES = 1 << 28  # 256 MB kept at most
-PER_SIZE = 4
+from .settings import ALLOCATOR_MAX_BYTES as MAX_BYTES
+from .settings import ALLOCATOR_MIN_BYTES as MIN_BYTES
+from .settings import ALLOCATOR_PER_SIZE as PER_SIZE
+
 _free: dict[tuple, list[np.ndarray]] = {}
 _kept = 0
 # A block referred to only by its list, the loop variable and getrefcount's argument.

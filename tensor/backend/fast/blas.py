@@ -19,14 +19,12 @@ is as fast as OpenBLAS's own threads.
 from __future__ import annotations
 
 import ctypes
-import os
 from collections.abc import Callable
 
 import numpy as np
 
-# Products below this many multiply-adds run as one call: a thread hand-off
-# costs more than splitting a smaller product saves.
-SPLIT_MIN = 1 << 22
+from . import settings
+
 _configured = False
 
 
@@ -36,7 +34,7 @@ def single_threaded_blas() -> None:
     if _configured:
         return
     _configured = True
-    wanted = int(os.environ.get("TENSOR_BLAS_THREADS", "1"))
+    wanted = settings.BLAS_THREADS
     try:
         with open("/proc/self/maps") as maps:
             paths = {line.split()[-1] for line in maps if "openblas" in line.lower()}
@@ -80,7 +78,7 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray,
         if bias is not None:
             np.add(part, bias[lo:hi], out=part)
 
-    if threads < 2 or work < SPLIT_MIN:
+    if threads < 2 or work < settings.BLAS_SPLIT_MIN:
         rows(0, m)
     # Every part reads the whole of the operand that is not split, so split the larger one:
     # rows of the result split a, columns split b. (A Linear at batch 1 has a small

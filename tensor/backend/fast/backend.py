@@ -1,258 +1,123 @@
-"""The numba backend: the names and signatures of ``numpy_backend``, run by
-the compiled kernels in ``tensor/backend/_kernels``.
+"""The fast layer's numba backend: the kernels layer's answers, reached sooner.
 
-This module is the Python side of every kernel: it picks a fast path
-(contiguous operands) or the strided one, turns views into
-(storage, offset, strides), allocates the output, and converts dtypes the
-kernels are not compiled for. Kernels exist for float32, float64 and int64
-only (bool for comparisons and ``where``'s condition); int32 and bool data is
-computed in int64 and cast back, which keeps the wrap-around of integer
-overflow exactly torch's (the low 32 bits of an int64 sum are the int32 sum).
-That keeps the number of compiled signatures, and so the cold start, small.
+``tensor/backend/kernels/backend.py`` is the backend the book teaches: every
+op describes its operands by strides and runs one kernel on one thread. This
+module has the same names and signatures and gives the same answers; it
+exists only for speed, and ``TENSOR_FAST=0`` leaves it out. What it adds:
 
-matmul, linear and the GEMM inside conv2d call NumPy's ``matmul``, that is
-BLAS: hand-written numba loops reach a fraction of its speed.
+- tiny inputs (``settings.SMALL``) go to the NumPy reference, whose call
+  costs less than a numba call's unboxing;
+- contiguous operands and Python scalars take short calls (``tasks.py``'s
+  ``flat_*`` kernels: the arrays and the range, nothing else);
+- large outputs are split over the spinning workers (``threads.py``), as
+  compiled tasks, and come from a caching allocator (``allocator.py``);
+- in-place ops write where they read;
+- matrix products split over the threads (``blas.py``), and 3x3
+  convolutions go through Winograd's F(2x2, 3x3) (``winograd_kernels.py``);
+- float32 exp, log, tanh, GELU and pow vectorise (``math32.py``).
 """
 
 from __future__ import annotations
 
 import math
-import os
 import sys
-import threading
-from collections.abc import Callable
 
-# numba's parallel kernels run on OpenMP. By default its idle threads spin
-# for a while after each parallel loop, and on a small machine they then take
-# the cores from the BLAS threads of the next matmul, which a ResNet-50
-# forward felt badly. Passive waiting puts them to sleep at once. This must be set
-# before the process loads libgomp (numba at its first parallel loop, torch
-# at import: they share it), so scripts that import torch first set it
-# themselves, as benchmarks/kernels.py does; a value you set yourself wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import numba
+import numpy as np
 
-import numba  # noqa: E402
-import numpy as np  # noqa: E402
-
-from .._ops import (  # noqa: F401  (the op tuples: part of the backend interface)
+from ..._shape import output_hw
+from .. import powers
+from .. import reference as _reference
+from ..kernels import elementwise as ew
+from ..kernels import reduce as rd
+from ..kernels import rows, spatial
+from ..kernels.backend import (  # noqa: F401  (the same in both layers: part of the interface)
     BINARY_OPS,
+    BOOL,
+    COMPARE,
     COMPARE_OPS,
     FLOAT_ONLY,
+    KERNEL_DTYPES,
     OPS,
+    REDUCE_CODE,
     REDUCE_OPS,
+    SCALAR,
     UNARY_OPS,
-    scalar_name,
+    adaptive_avg_pool2d,
+    broadcast_operands,
+    cast_back,
+    embedding,
+    in_kernel_dtype,
+    reduced_shape,
+    rows_last,
+    split_dims,
 )
-from .._shape import output_hw
-from . import _blas, _powers
-from . import numpy_backend as _reference
-from ._allocator import empty as _empty
-from ._kernels import elementwise as ew
-from ._kernels import reduce as rd
-from ._kernels import rows, spatial, spin, winograd
-from ._kernels.strides import coalesce, storage_of
-from ._spinning import SPINNERS
+from ..kernels.strides import coalesce, storage_of
+from . import blas, math32, settings, spin, tasks, threads, winograd_kernels
+from .allocator import empty as _empty
+from .settings import (
+    BLAS_SPLIT_MIN,
+    COPY_SPLIT_MIN,
+    LAYER_NORM_COST,
+    POOLED,
+    SHARED_CHUNKS,
+    SMALL,
+    SOFTMAX_COST,
+    WINOGRAD,
+    WINOGRAD_BYTES,
+    WINOGRAD_MIN_TILES,
+)
+from .threads import in_parallel, in_ranges, spread, thread_count  # noqa: F401
 
-_self = sys.modules[__name__]  # the backend, as _powers calls it
-
-# Inputs of at most SMALL elements go to the NumPy reference backend: for them
-# unboxing a numba call's arguments costs more than the work.
-SMALL = 64
-_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64))
-_SCALAR = {op: scalar_name(op) for op in UNARY_OPS + BINARY_OPS + COMPARE_OPS}  # kernel names
-_COMPARE = frozenset(COMPARE_OPS)
-_BOOL = np.dtype(np.bool_)
-_REDUCE_CODE = {"sum": 0, "mean": 1, "amax": 2, "amin": 3}  # reduce.py's opcodes
-
-
-def _compute(a: np.ndarray) -> np.ndarray:
-    """``a`` in a dtype the kernels are compiled for (int64 for the small ints and bool)."""
-    return a if a.dtype in _KERNEL_DTYPES else a.astype(np.int64)
-
-
-def _finish(out: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    return out if out.dtype == dtype else out.astype(dtype)
-
-
-def _operands(shape: tuple[int, ...], *arrays: np.ndarray):
-    """Coalesced shape, then (storage, offset, strides) of each array broadcast to ``shape``."""
-    if all(a.shape == shape and a.flags.c_contiguous for a in arrays):
-        args = []  # fast path: one contiguous dim, stride 1
-        for a in arrays:
-            args += [a.reshape(-1), 0, _UNIT_STRIDE]
-        return np.array([max(1, math.prod(shape))], np.int64), args
-    views = [storage_of(np.broadcast_to(a, shape)) for a in arrays]
-    coalesced = coalesce(shape, *(strides for _, _, strides in views))
-    args = []
-    for (storage, offset, _), strides in zip(views, coalesced[1:]):
-        args += [storage, offset, strides]
-    return coalesced[0], args
-
-
-class Workers:
-    """Threads that stay alive between calls, each woken by a lock.
-
-    Handing ranges to a ``concurrent.futures`` pool cost more a call (a
-    Future, a queue, a condition variable per range) than a 1e5 element add
-    takes on one thread. Here each worker waits on its own ``go`` lock, which
-    the caller releases after writing the range into the worker; the worker
-    runs it and releases its ``done`` lock, which the caller acquires. Two
-    lock hand-offs and nothing else.
-
-    The ranges go first to the polling workers of ``_spinning`` (as Python
-    jobs: ``Spinners.start_jobs``), and only those left over to threads of
-    this class. A polling worker goes back to polling the moment its range
-    is done, so the batch_norm after a convolution finds it awake; a thread
-    of this class would have had to park it for the convolution and wake it
-    afterwards, too late.
-
-    The caller runs the first range itself, after waking the workers, so
-    that it works while they wake up. An exception in any range reaches the
-    caller once every range has finished (the workers live on). One call at
-    a time owns the workers: a second caller (another Python thread, or a
-    range that itself calls ``run``) runs its ranges on its own thread,
-    one after the other, rather than waiting or deadlocking.
-    """
-
-    def __init__(self) -> None:
-        self._owner = threading.Lock()  # held for a whole call by the one that uses the workers
-        self._workers: list[_Worker] = []
-
-    def run(self, job: Callable[[int, int], None], bounds: list[int]) -> None:
-        """``job(bounds[i], bounds[i + 1])`` for every i, at once on len(bounds) - 1 threads."""
-        if not self._owner.acquire(blocking=False):
-            for lo, hi in zip(bounds, bounds[1:]):
-                job(lo, hi)
-            return
-        try:
-            ranges = list(zip(bounds, bounds[1:]))
-            # The polling workers first: they go back to polling as soon as their
-            # range is done, so the ops after a convolution find them awake.
-            posted, left = SPINNERS.start_jobs(job, ranges[1:]) if SPINNERS.workers \
-                else ([], ranges[1:])
-            while len(self._workers) < len(left):
-                self._workers.append(_Worker())
-            woken = self._workers[:len(left)]
-            for w, (lo, hi) in zip(woken, left):
-                w.start(job, lo, hi)
-            try:
-                job(*ranges[0])
-            finally:
-                errors = SPINNERS.finish_jobs(posted) + [w.wait() for w in woken]
-            for e in errors:
-                if e is not None:
-                    raise e
-        finally:
-            self._owner.release()
-
-
-class _Worker:
-    """One daemon thread running ``job(lo, hi)`` each time its ``go`` lock is released."""
-
-    def __init__(self) -> None:
-        self._go, self._done = threading.Lock(), threading.Lock()
-        self._go.acquire()
-        self._done.acquire()
-        self._task: tuple | None = None
-        self._error: BaseException | None = None
-        threading.Thread(target=self._loop, name="tensor-kernel", daemon=True).start()
-
-    def start(self, job, lo: int, hi: int) -> None:
-        self._task = (job, lo, hi)
-        self._go.release()
-
-    def wait(self) -> BaseException | None:
-        """Block until the range is done; the exception it raised, if any."""
-        self._done.acquire()
-        error, self._error = self._error, None
-        return error
-
-    def _loop(self) -> None:
-        while True:
-            self._go.acquire()
-            job, lo, hi = self._task
-            try:
-                job(lo, hi)
-            except BaseException as e:  # handed to the caller, which re-raises it
-                self._error = e
-            self._task = None
-            self._done.release()
-
-
-_WORKERS = Workers()
-# A child made by fork() has none of the parent's threads: it starts afresh.
-os.register_at_fork(after_in_child=_WORKERS.__init__)
+if settings.FAST:  # before any kernel compiles: float32 maths that vectorises. (Imported
+    math32.register()  # with TENSOR_FAST=0, as a test of threads does, the kernels stay libm's.)
+_self = sys.modules[__name__]  # the backend, as ``powers`` calls it
 _UNIT_STRIDE = np.ones(1, np.int64)  # read-only for the kernels
-# Elements per thread below which one thread does it all. Waking a worker
-# (``Workers``) costs two lock hand-offs through the kernel, so a range must be
-# worth more than that: on a quiet two-core machine an add split in two won from about 3e5
-# float32 elements there, and lost at 1e5 (``benchmarks/reduce_threshold.py``,
-# the add columns). On a machine whose other core is busy, one thread wins at
-# every size, so the line errs towards fewer splits: 2**17 per thread.
-PARALLEL_MIN = 1 << 17
-_SPLIT = 2 * PARALLEL_MIN  # below this no output is split, whatever the thread count
-_POOLED = 1 << 16  # elements from which outputs come from the caching allocator
-
-
 # What one element of each op costs, in copies of an element (the op table's
 # ``work``, plus the copy itself): an exp splits at a smaller size than an add.
 _COST = {op.name: 1.0 + op.work for op in OPS}
 
 
-def thread_count(n: int, cost: float = 1.0) -> int:
-    """How many threads ``n`` elements of ``cost`` copies each are worth: one per
-    ``PARALLEL_MIN`` copies, up to numba's thread count (the compiler of
-    chapter 8 asks the same for its fused kernels)."""
-    copies = int(n * cost)
-    if copies < _SPLIT:
-        return 1  # (without asking numba: get_num_threads is a call into numba's runtime)
-    return max(1, min(numba.get_num_threads(), copies // PARALLEL_MIN))
+def _operands(shape: tuple[int, ...], *arrays: np.ndarray):
+    """``kernels.backend.broadcast_operands``, without its views and coalescing when
+    every array is contiguous and of the output's shape."""
+    if all(a.shape == shape and a.flags.c_contiguous for a in arrays):
+        args = []  # one contiguous dim, stride 1
+        for a in arrays:
+            args += [a.reshape(-1), 0, _UNIT_STRIDE]
+        return np.array([max(1, math.prod(shape))], np.int64), args
+    return broadcast_operands(shape, *arrays)
 
 
-def in_parallel(run, n: int, cost: float = 1.0) -> None:
-    """Call ``run(lo, hi)`` on ranges covering [0, n), on ``thread_count(n, cost)`` threads.
+class _Plan:
+    """One contiguous op's kernels, looked up once per call: one dictionary lookup
+    instead of three cached builders, since an add of 1e5 elements is quick
+    enough that each step of Python on its path shows in its time."""
 
-    The elementwise kernels release the GIL, so plain Python threads run
-    them in parallel.
-    """
-    in_ranges(run, n, thread_count(n, cost))
+    __slots__ = ("kernel", "task", "cost", "out_dtype")
 
-
-def in_ranges(run, n: int, k: int) -> None:
-    """Call ``run(lo, hi)`` on ``k`` ranges covering [0, n), the first on this thread."""
-    k = min(k, n)
-    if k <= 1:
-        run(0, n)
-        return
-    _WORKERS.run(run, [n * i // k for i in range(k + 1)])
+    def __init__(self, kernel, cost: float, out_dtype: np.dtype) -> None:
+        self.kernel = kernel  # the short-call kernel, on this thread
+        self.task = 0  # its task for the polling workers: compiled when first shared
+        self.cost = cost  # element-copies per element
+        self.out_dtype = out_dtype
 
 
-# Element-copies from which a contiguous elementwise op is shared with the
-# spinning workers (``_spinning``), which start on a range almost at once
-# when they are polling.
-SPIN_MIN = 1 << 15
+_PLANS: dict[tuple, _Plan] = {}
 
 
-# Each contiguous op's kernels, looked up once per call: [the one-thread kernel,
-# its task for the polling workers (0 until first shared: compiled on first
-# use), its cost in element-copies, its output dtype]. One dictionary lookup instead of three
-# cached builders: an add of 1e5 elements is quick enough that each step of
-# Python on its path shows in its time.
-_PLANS: dict[tuple, list] = {}
-
-
-def _plan(op: str, operands: str, dtype: np.dtype, out_dtype: np.dtype, left: bool) -> list:
+def _plan(op: str, operands: str, dtype: np.dtype, out_dtype: np.dtype, left: bool) -> _Plan:
     key = (op, operands, dtype, left)
     plan = _PLANS.get(key)
     if plan is None:
-        fn = _SCALAR[op]
+        fn = SCALAR[op]
         if operands == "map":
-            kernel = ew.flat_map_kernel(fn)
+            kernel = tasks.flat_map_kernel(fn)
         elif operands == "zip":
-            kernel = ew.flat_zip_kernel(fn)
+            kernel = tasks.flat_zip_kernel(fn)
         else:
-            kernel = ew.flat_scalar_kernel(fn, left)
-        plan = _PLANS[key] = [kernel, 0, _COST[op], out_dtype]
+            kernel = tasks.flat_scalar_kernel(fn, left)
+        plan = _PLANS[key] = _Plan(kernel, _COST[op], out_dtype)
     return plan
 
 
@@ -265,22 +130,22 @@ def _flat(op: str, operands: str, o: np.ndarray, a: np.ndarray, b=None,
     plan = _PLANS.get((op, operands, a.dtype, left)) or _plan(op, operands, a.dtype,
                                                                o.dtype, left)
     n = o.size
-    copies = n * plan[2]
-    if copies < SPIN_MIN:
+    copies = n * plan.cost
+    if copies < settings.SPIN_MIN:
         if b is None:
-            plan[0](o, a, 0, n)
+            plan.kernel(o, a, 0, n)
         else:
-            plan[0](o, a, b, 0, n)
+            plan.kernel(o, a, b, 0, n)
         return
-    task = plan[1] or _task(plan, op, operands, a.dtype, left)
-    pool = SPINNERS
+    task = plan.task or _task(plan, op, operands, a.dtype, left)
+    pool = threads.SPINNERS
     if not pool.workers:  # TENSOR_SPIN=0
         spread(task, n, copies, o, a, b if operands == "zip" else None,
                k0=b if operands == "scalar" and a.dtype.kind != "f" else 0,
                f0=b if operands == "scalar" and a.dtype.kind == "f" else 0.0)
         return
     # ``spread``'s work written out: this is the path of every op from 1e4 elements.
-    parts = min(pool.workers + 1, int(copies) // SPIN_MIN, n)
+    parts = min(pool.workers + 1, int(copies) // settings.SPIN_MIN, n)
     if operands == "zip":
         woken = spin.split(pool.ctl, pool.floats, task, n, parts, o, a, b, a, 0, 0, 0.0)
     elif operands == "map":
@@ -293,31 +158,9 @@ def _flat(op: str, operands: str, o: np.ndarray, a: np.ndarray, b=None,
         pool.wake(woken)
 
 
-def _task(plan: list, op: str, operands: str, dtype: np.dtype, left: bool) -> int:
-    plan[1] = ew.flat_task(_SCALAR[op], operands, dtype, plan[3], left)
-    return plan[1]
-
-
-def spread(task: int, units: int, copies: float, out: np.ndarray, a: np.ndarray,
-           b: np.ndarray | None = None, c: np.ndarray | None = None,
-           k0: int = 0, k1: int = 0, f0: float = 0.0) -> None:
-    """Task kernel ``task`` over ``units`` (elements, rows or chunks) of ``copies``
-    element-copies in all, on this thread and the polling workers: one part per
-    ``SPIN_MIN`` copies (``spin.split`` lays out the arguments)."""
-    pool = SPINNERS
-    if b is None:
-        b = a
-    if c is None:
-        c = a
-    workers = pool.workers
-    if not workers:  # no polling workers (TENSOR_SPIN=0): threads woken by a lock
-        in_parallel(lambda lo, hi: spin.run(task, lo, hi, out, a, b, c, k0, k1, f0), units,
-                    copies / units)
-        return
-    parts = min(workers + 1, int(copies) // SPIN_MIN, units)
-    woken = spin.split(pool.ctl, pool.floats, task, units, parts, out, a, b, c, k0, k1, f0)
-    if woken:
-        pool.wake(woken)
+def _task(plan: _Plan, op: str, operands: str, dtype: np.dtype, left: bool) -> int:
+    plan.task = tasks.flat_task(SCALAR[op], operands, dtype, plan.out_dtype, left)
+    return plan.task
 
 
 # ---- elementwise -------------------------------------------------------------
@@ -328,10 +171,10 @@ def spread(task: int, units: int, copies: float, out: np.ndarray, a: np.ndarray,
 # arrays and the range, five arguments where the strided kernels take ten).
 # A Python scalar stays a scalar all the way into the kernel. Each op runs its
 # own kernels, built from the op table's scalar function on first use.
-def _over_one(op: str, x: np.ndarray, out_dtype: np.dtype, *scalar) -> np.ndarray:
+def _each_element(op: str, x: np.ndarray, out_dtype: np.dtype, *scalar) -> np.ndarray:
     """Unary ``op`` (or ``op`` with a scalar: ``scalar`` is ``(value, scalar_left)``)
     over every element of ``x`` (any strides) into a new contiguous output."""
-    out = np.empty(x.shape, out_dtype) if x.size < _POOLED else _empty(x.shape, out_dtype)
+    out = np.empty(x.shape, out_dtype) if x.size < POOLED else _empty(x.shape, out_dtype)
     o = out if out.ndim == 1 else out.reshape(-1)
     n = o.size
     extra = scalar[:1]
@@ -343,9 +186,9 @@ def _over_one(op: str, x: np.ndarray, out_dtype: np.dtype, *scalar) -> np.ndarra
             _flat(op, "map", o, a)
         return out
     if scalar:
-        kernel = ew.scalar_kernel(_SCALAR[op], scalar[1])
+        kernel = ew.scalar_kernel(SCALAR[op], scalar[1])
     else:
-        kernel = ew.map_kernel(_SCALAR[op])
+        kernel = ew.map_kernel(SCALAR[op])
     storage, offset, strides = storage_of(x)
     shape, strides = coalesce(x.shape, strides)
     in_parallel(lambda lo, hi: kernel(o, lo, hi, shape, storage, offset, strides, *extra), n,
@@ -354,9 +197,9 @@ def _over_one(op: str, x: np.ndarray, out_dtype: np.dtype, *scalar) -> np.ndarra
 
 
 def unary(op: str, a: np.ndarray) -> np.ndarray:
-    if a.dtype.kind == "f" and a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous and (
+    if a.dtype.kind == "f" and a.dtype in KERNEL_DTYPES and a.flags.c_contiguous and (
             (n := a.size) > SMALL):  # the common case, lean (as in ``binary``)
-        out = np.empty(a.shape, a.dtype) if n < _POOLED else _empty(a.shape, a.dtype)
+        out = np.empty(a.shape, a.dtype) if n < POOLED else _empty(a.shape, a.dtype)
         if a.ndim == 1:
             _flat(op, "map", out, a)
         else:
@@ -364,21 +207,21 @@ def unary(op: str, a: np.ndarray) -> np.ndarray:
         return out
     if a.size <= SMALL:
         return _reference.unary(op, a)
-    x = _compute(a)
+    x = in_kernel_dtype(a)
     if x.dtype.kind != "f" and op in FLOAT_ONLY:
         raise TypeError(f"numba backend: unary {op!r} is not defined for {a.dtype}")
-    return _finish(_over_one(op, x, x.dtype), a.dtype)
+    return cast_back(_each_element(op, x, x.dtype), a.dtype)
 
 
 def _with_scalar(op: str, x: np.ndarray, value, scalar_left: bool) -> np.ndarray:
     """``op`` between array ``x`` and a 0-d ``value``, which is never broadcast: it
     reaches the kernel as one Python number (one signature per dtype)."""
     dtype = x.dtype
-    x = _compute(x)
+    x = in_kernel_dtype(x)
     c = float(value) if x.dtype.kind == "f" else int(value)
-    if op in _COMPARE:
-        return _over_one(op, x, _BOOL, c, scalar_left)
-    return _finish(_over_one(op, x, x.dtype, c, scalar_left), dtype)
+    if op in COMPARE:
+        return _each_element(op, x, BOOL, c, scalar_left)
+    return cast_back(_each_element(op, x, x.dtype, c, scalar_left), dtype)
 
 
 def _zip(op: str, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
@@ -386,8 +229,8 @@ def _zip(op: str, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
     shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
     out = _empty(shape, out_dtype)
     if out.size:
-        kernel, o = ew.zip_kernel(_SCALAR[op]), out.reshape(-1)
-        cshape, args = _operands(shape, _compute(a), _compute(b))
+        kernel, o = ew.zip_kernel(SCALAR[op]), out.reshape(-1)
+        cshape, args = _operands(shape, in_kernel_dtype(a), in_kernel_dtype(b))
         in_parallel(lambda lo, hi: kernel(o, lo, hi, cshape, *args), o.size)
     return out
 
@@ -395,19 +238,19 @@ def _zip(op: str, a: np.ndarray, b: np.ndarray, out_dtype) -> np.ndarray:
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """A binary op or a comparison (``compare`` is this function): the common case first,
     a Python scalar kept a scalar, NumPy for tiny inputs, else the broadcasting kernel."""
-    if op == "pow" and _powers.is_number(b):
-        if (power := _powers.by_other_ops(_self, a, b)) is not None:
+    if op == "pow" and powers.is_number(b):
+        if (power := powers.by_other_ops(_self, a, b)) is not None:
             return power
     x, y, left = a, b, False
     if not a.ndim and b.ndim:  # 2.0 - x: the number on the left
         x, y, left = b, a, True
     shape = x.shape
-    if (x.dtype in _KERNEL_DTYPES and x.flags.c_contiguous and (n := x.size) > SMALL
+    if (x.dtype in KERNEL_DTYPES and x.flags.c_contiguous and (n := x.size) > SMALL
             and (y.ndim == 0 or (shape == y.shape and y.flags.c_contiguous))):
         # The common cases, lean: a contiguous array of a kernel dtype, and an
         # array of its shape or a 0-d value (``x * 2.0``), kept a Python number.
-        dtype = _BOOL if op in _COMPARE else x.dtype
-        out = np.empty(shape, dtype) if n < _POOLED else _empty(shape, dtype)
+        dtype = BOOL if op in COMPARE else x.dtype
+        out = np.empty(shape, dtype) if n < POOLED else _empty(shape, dtype)
         o, x = (out, x) if len(shape) == 1 else (out.reshape(-1), x.reshape(-1))
         if y.ndim == 0:
             _flat(op, "scalar", o, x, float(y) if x.dtype.kind == "f" else int(y), left)
@@ -420,9 +263,9 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return _with_scalar(op, b, a, True)
     if max(a.size, b.size) <= SMALL:
         return _reference.binary(op, a, b)
-    if op in _COMPARE:
-        return _zip(op, a, b, _BOOL)
-    return _finish(_zip(op, a, b, _compute(a).dtype), a.dtype)
+    if op in COMPARE:
+        return _zip(op, a, b, BOOL)
+    return cast_back(_zip(op, a, b, in_kernel_dtype(a).dtype), a.dtype)
 
 
 compare = binary  # a comparison is a binary op whose kernel writes bools
@@ -432,9 +275,9 @@ def binary_same_shape(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``binary`` for arrays the caller knows share one shape and dtype (``x + y`` of
     two plain tensors): ``binary``'s first case without its tests of what is
     known, which are a good share of a 1e3-element add."""
-    if a.dtype in _KERNEL_DTYPES and (n := a.size) > SMALL and a.flags.c_contiguous \
+    if a.dtype in KERNEL_DTYPES and (n := a.size) > SMALL and a.flags.c_contiguous \
             and b.flags.c_contiguous:
-        out = np.empty(a.shape, a.dtype) if n < _POOLED else _empty(a.shape, a.dtype)
+        out = np.empty(a.shape, a.dtype) if n < POOLED else _empty(a.shape, a.dtype)
         if a.ndim == 1:
             _flat(op, "zip", out, a, b)
         else:
@@ -447,10 +290,10 @@ def binary_scalar(op: str, a: np.ndarray, value: float, left: bool) -> np.ndarra
     """``a op value`` (``value op a`` when ``left``) for a Python float ``value``: the
     kernel converts it to a's dtype. ``binary``'s scalar case without a NumPy
     scalar, whose making costs more than a small op can spare."""
-    if op == "pow" and not left and (power := _powers.by_other_ops(_self, a, value)) is not None:
+    if op == "pow" and not left and (power := powers.by_other_ops(_self, a, value)) is not None:
         return power
-    if a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous and (n := a.size) > SMALL:
-        out = np.empty(a.shape, a.dtype) if n < _POOLED else _empty(a.shape, a.dtype)
+    if a.dtype in KERNEL_DTYPES and a.flags.c_contiguous and (n := a.size) > SMALL:
+        out = np.empty(a.shape, a.dtype) if n < POOLED else _empty(a.shape, a.dtype)
         if a.ndim == 1:
             _flat(op, "scalar", out, a, value, left)
         else:
@@ -463,15 +306,15 @@ def binary_scalar(op: str, a: np.ndarray, value: float, left: bool) -> np.ndarra
 # ---- in place: relu(inplace=True), x += y ---------------------------------------
 # Computing a new array and copying it back reads and writes the tensor twice,
 # and the copy runs on one thread. These run a kernel that writes where it
-# reads (``ew.in_place_task``), on this thread and the polling workers.
+# reads (``tasks.in_place_task``), on this thread and the polling workers.
 def unary_(op: str, a: np.ndarray) -> bool:
     """``a[...] = op(a)`` in place for a writable contiguous float array; False when
     the caller must compute a new array and copy it (any other array)."""
-    if not (a.dtype.kind == "f" and a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous
+    if not (a.dtype.kind == "f" and a.dtype in KERNEL_DTYPES and a.flags.c_contiguous
             and a.flags.writeable and a.size > SMALL):
         return False
     flat = a.reshape(-1)
-    task = ew.in_place_task(_SCALAR[op], "map", a.dtype)
+    task = tasks.in_place_task(SCALAR[op], "map", a.dtype)
     spread(task, flat.size, flat.size * _COST[op], flat, flat)
     return True
 
@@ -481,15 +324,15 @@ def binary_(op: str, a: np.ndarray, b) -> bool:
     ``b`` a 0-d value or an array of ``a``'s shape and dtype that does not
     overlap it; False otherwise (the caller computes and copies, which is
     also right for overlapping operands such as ``x[1:] += x[:-1]``)."""
-    if op in _COMPARE or not (a.dtype in _KERNEL_DTYPES and a.flags.c_contiguous
+    if op in COMPARE or not (a.dtype in KERNEL_DTYPES and a.flags.c_contiguous
                               and a.flags.writeable and a.size > SMALL):
         return False
-    if op == "pow" and _powers.is_number(b) and _powers.computed_by_other_ops(a, b):
+    if op == "pow" and powers.is_number(b) and powers.computed_by_other_ops(a, b):
         return False
     flat = a.reshape(-1)
     copies = flat.size * _COST[op]
     if b.ndim == 0:
-        task = ew.in_place_task(_SCALAR[op], "scalar", a.dtype)
+        task = tasks.in_place_task(SCALAR[op], "scalar", a.dtype)
         if a.dtype.kind == "f":
             spread(task, flat.size, copies, flat, flat, f0=float(b))
         else:
@@ -497,7 +340,7 @@ def binary_(op: str, a: np.ndarray, b) -> bool:
         return True
     if (b.dtype is a.dtype and b.shape == a.shape and b.flags.c_contiguous
             and not np.may_share_memory(a, b)):
-        task = ew.in_place_task(_SCALAR[op], "zip", a.dtype)
+        task = tasks.in_place_task(SCALAR[op], "zip", a.dtype)
         spread(task, flat.size, copies, flat, flat, b.reshape(-1))
         return True
     return False
@@ -507,20 +350,20 @@ def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if max(cond.size, a.size, b.size) <= SMALL:
         return _reference.where(cond, a, b)
     shape = np.broadcast_shapes(cond.shape, a.shape, b.shape)
-    x, y = _compute(a), _compute(b)
+    x, y = in_kernel_dtype(a), in_kernel_dtype(b)
     out = _empty(shape, x.dtype)
     if out.size:
         c = cond if cond.dtype == np.bool_ else cond.astype(np.bool_)
         o = out.reshape(-1)
         cshape, args = _operands(shape, c, x, y)
         in_parallel(lambda lo, hi: ew.where_range(o, lo, hi, cshape, *args), o.size)
-    return _finish(out, a.dtype)
+    return cast_back(out, a.dtype)
 
 
 def clamp(a: np.ndarray, lo: float | None, hi: float | None) -> np.ndarray:
     if a.size <= SMALL:
         return _reference.clamp(a, lo, hi)
-    x = np.ascontiguousarray(_compute(a)).reshape(-1)
+    x = np.ascontiguousarray(in_kernel_dtype(a)).reshape(-1)
     out = _empty(a.shape, x.dtype)
     if out.size:
         cast = x.dtype.type
@@ -530,35 +373,12 @@ def clamp(a: np.ndarray, lo: float | None, hi: float | None) -> np.ndarray:
             lambda s, e: ew.clamp_range(o, s, e, x, low, high, lo is not None, hi is not None),
             o.size,
         )
-    return _finish(out, a.dtype)
+    return cast_back(out, a.dtype)
 
 
 # ---- reductions --------------------------------------------------------------
-def _split_dims(a: np.ndarray, dims: tuple[int, ...]):
-    """Coalesced (kept shape, kept strides, storage, offset, reduced shape, reduced strides)."""
-    storage, offset, strides = storage_of(a)
-    reduced = sorted(set(dims)) if dims else list(range(a.ndim))
-    kept = [d for d in range(a.ndim) if d not in reduced]
-    kshape, kstrides = coalesce([a.shape[d] for d in kept], [strides[d] for d in kept])
-    rshape, rstrides = coalesce([a.shape[d] for d in reduced], [strides[d] for d in reduced])
-    return reduced, kshape, kstrides, storage, offset, rshape, rstrides
-
-
-def _out_shape(a: np.ndarray, reduced, keepdim: bool) -> tuple[int, ...]:
-    if keepdim:
-        return tuple(1 if d in reduced else n for d, n in enumerate(a.shape))
-    return tuple(n for d, n in enumerate(a.shape) if d not in reduced)
-
-
 # Element-copies per element of each reduction code (the op table's ``work``).
-_REDUCE_COST = {code: _COST[op] for op, code in _REDUCE_CODE.items()}
-
-
-# Chunks from which a whole-array reduction is shared: with two chunks, one
-# each, the partial array and the combining cost more than the second thread
-# saves (``benchmarks/reduce_threshold.py``: a sum shared won from 131,072
-# elements on, and lost at 65,536).
-_SHARED_CHUNKS = 4
+_REDUCE_COST = {code: _COST[op] for op, code in REDUCE_CODE.items()}
 
 
 def _reduce_all(code: int, flat: np.ndarray):
@@ -566,14 +386,14 @@ def _reduce_all(code: int, flat: np.ndarray):
     the chunks shared with the spinning workers, then combined here."""
     n = flat.size
     copies = n * _REDUCE_COST[code]
-    if copies < SPIN_MIN or n < _SHARED_CHUNKS * rd.CHUNK:
+    if copies < settings.SPIN_MIN or n < SHARED_CHUNKS * rd.CHUNK:
         return rd.reduce_all_serial(code, flat)
     partial = np.empty(rd.partial_count(n), flat.dtype)
-    spread(rd.chunks_task(flat.dtype), partial.size, copies, partial, flat, k0=n, k1=code)
+    spread(tasks.chunks_task(flat.dtype), partial.size, copies, partial, flat, k0=n, k1=code)
     return rd.combine_chunks(code, partial)
 
 
-_ROWS_TASKS: dict[np.dtype, int] = {}  # rd.rows_task per dtype, one lookup per call
+_ROWS_TASKS: dict[np.dtype, int] = {}  # tasks.rows_task per dtype, one lookup per call
 
 
 def _reduce_rows(code: int, out: np.ndarray, a: np.ndarray) -> None:
@@ -581,20 +401,20 @@ def _reduce_rows(code: int, out: np.ndarray, a: np.ndarray) -> None:
     spinning workers.
 
     As in ``_flat``, the task comes from a dict rather than from
-    ``rd.rows_task``'s cache, and ``spread``'s work is written out here:
+    ``tasks.rows_task``'s cache, and ``spread``'s work is written out here:
     ``x.sum(-1)`` of (100, 1000) floats is quick enough that the lookup and
     the call to ``spread`` showed in its time."""
     count, n = a.shape
     copies = count * n * _REDUCE_COST[code]
-    if copies < SPIN_MIN or count < 2:
+    if copies < settings.SPIN_MIN or count < 2:
         rd.reduce_rows_serial(code, out, a)
         return
-    task = _ROWS_TASKS.get(a.dtype) or _ROWS_TASKS.setdefault(a.dtype, rd.rows_task(a.dtype))
-    pool = SPINNERS
+    task = _ROWS_TASKS.get(a.dtype) or _ROWS_TASKS.setdefault(a.dtype, tasks.rows_task(a.dtype))
+    pool = threads.SPINNERS
     if not pool.workers:  # TENSOR_SPIN=0
         spread(task, count, copies, out, a, a, a, n, code)
         return
-    parts = min(pool.workers + 1, int(copies) // SPIN_MIN, count)
+    parts = min(pool.workers + 1, int(copies) // settings.SPIN_MIN, count)
     woken = spin.split(pool.ctl, pool.floats, task, count, parts, out, a, a, a, n, code, 0.0)
     if woken:
         pool.wake(woken)
@@ -603,9 +423,9 @@ def _reduce_rows(code: int, out: np.ndarray, a: np.ndarray) -> None:
 def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if a.size <= SMALL:
         return _reference.reduce(op, a, dims, keepdim)
-    if a.size and a.flags.c_contiguous and a.dtype in _KERNEL_DTYPES:
+    if a.size and a.flags.c_contiguous and a.dtype in KERNEL_DTYPES:
         # The common cases, lean: x.sum() and x.sum(-1) of a contiguous tensor.
-        code = _REDUCE_CODE[op]
+        code = REDUCE_CODE[op]
         if not dims or len(dims) == a.ndim:
             # The whole array: partial results per CHUNK, combined (``_reduce_all``).
             value = _reduce_all(code, a.reshape(-1))
@@ -625,16 +445,16 @@ def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.n
             if op == "mean":
                 out /= n
             return out
-    x = _compute(a)
-    code = _REDUCE_CODE[op]
+    x = in_kernel_dtype(a)
+    code = REDUCE_CODE[op]
     reduced = sorted(set(dims)) if dims else list(range(a.ndim))
-    out = _empty(_out_shape(a, reduced, keepdim), x.dtype)
+    out = _empty(reduced_shape(a, reduced, keepdim), x.dtype)
     count = math.prod(a.shape[d] for d in reduced)
     if out.size == 0:
-        return _finish(out, a.dtype)
+        return cast_back(out, a.dtype)
     if count == 0:
         out[...] = 0 if op == "sum" else np.nan
-        return _finish(out, a.dtype)
+        return cast_back(out, a.dtype)
     o = out.reshape(-1)
     trailing = reduced == list(range(a.ndim - len(reduced), a.ndim))
     if len(reduced) == a.ndim and x.flags.c_contiguous and count <= rd.CHUNK:
@@ -644,23 +464,22 @@ def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.n
     elif trailing and x.flags.c_contiguous:
         _reduce_rows(code, o, x.reshape(-1, count))
     else:
-        _, kshape, kstrides, storage, offset, rshape, rstrides = _split_dims(x, tuple(reduced))
-        rd.reduce_strided(code, o, kshape, kstrides, storage, offset, rshape, rstrides)
+        rd.reduce_strided(code, o, *split_dims(x, reduced))
     if op == "mean":
         out /= count
-    return _finish(out, a.dtype)
+    return cast_back(out, a.dtype)
 
 
 def argmax(a: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
     if a.size <= SMALL:
         return _reference.argmax(a, dim, keepdim)
-    x = _compute(a)
+    x = in_kernel_dtype(a)
     if dim is None:
         reduced = list(range(a.ndim))
         shape = (1,) * a.ndim if keepdim else ()
     else:
         reduced = [dim]
-        shape = _out_shape(a, reduced, keepdim)
+        shape = reduced_shape(a, reduced, keepdim)
     out = np.empty(shape, np.int64)
     if out.size and dim == a.ndim - 1 and x.flags.c_contiguous:
         # The common case, the last dim of a contiguous tensor: rows, no index math.
@@ -668,32 +487,20 @@ def argmax(a: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
                        else rd.argmax_rows_serial)
         rows_kernel(out.reshape(-1), x.reshape(-1, x.shape[-1]))
     elif out.size:
-        _, kshape, kstrides, storage, offset, rshape, rstrides = _split_dims(x, tuple(reduced))
-        rd.argmax_strided(out.reshape(-1), kshape, kstrides, storage, offset, rshape, rstrides)
+        rd.argmax_strided(out.reshape(-1), *split_dims(x, reduced))
     return out
 
 
 # ---- softmax and the norms ---------------------------------------------------
-def _rows_last(a: np.ndarray, dim: int) -> np.ndarray:
-    """``a`` with ``dim`` moved last, contiguous, as (rows, n)."""
-    moved = np.ascontiguousarray(np.moveaxis(a, dim, -1))
-    return moved.reshape(-1, a.shape[dim] if a.ndim else 1)
-
-
-# Element-copies per element of the row kernels, measured: a softmax costs
-# about an exp, a layer_norm three passes.
-_SOFTMAX_COST, _LAYER_NORM_COST = 4.0, 3.0
-
-
 def _softmax_rows(out: np.ndarray, a: np.ndarray, log: bool) -> None:
     """(log_)softmax of each row of contiguous 2-d ``a``, the rows shared with the
     spinning workers."""
     count, n = a.shape
-    copies = a.size * _SOFTMAX_COST
-    if copies < SPIN_MIN or count < 2:
+    copies = a.size * SOFTMAX_COST
+    if copies < settings.SPIN_MIN or count < 2:
         rows.softmax_rows_serial(out, a, log)
     else:
-        spread(rows.softmax_task(a.dtype, log), count, copies, out, a, k0=n)
+        spread(tasks.softmax_task(a.dtype, log), count, copies, out, a, k0=n)
 
 
 def _softmax(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
@@ -704,7 +511,7 @@ def _softmax(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
         out = _empty(a.shape, a.dtype)
         _softmax_rows(out.reshape(-1, a.shape[-1]), a.reshape(-1, a.shape[-1]), log)
         return out
-    x = _rows_last(a, dim)
+    x = rows_last(a, dim)
     out = _empty(x.shape, x.dtype)
     _softmax_rows(out, x, log)
     if a.ndim == 0:
@@ -735,18 +542,18 @@ def layer_norm(x, normalized_ndim, weight, bias, eps):
     w = dummy if weight is None else np.ascontiguousarray(weight, x.dtype).reshape(-1)
     b = dummy if bias is None else np.ascontiguousarray(bias, x.dtype).reshape(-1)
     o = out.reshape(-1, n)
-    copies = x.size * _LAYER_NORM_COST
-    if copies < SPIN_MIN or a.shape[0] < 2:
+    copies = x.size * LAYER_NORM_COST
+    if copies < settings.SPIN_MIN or a.shape[0] < 2:
         rows.layer_norm_rows_serial(o, a, w, b, x.dtype.type(eps), weight is not None,
                                     bias is not None)
     else:
-        task = rows.layer_norm_task(x.dtype, weight is not None, bias is not None)
+        task = tasks.layer_norm_task(x.dtype, weight is not None, bias is not None)
         spread(task, a.shape[0], copies, o, a, w, b, k0=n, f0=float(eps))
     return out
 
 
 def batch_norm(x, mean, var, weight, bias, eps):
-    if x.dtype not in _KERNEL_DTYPES or x.dtype.kind != "f":
+    if x.dtype not in KERNEL_DTYPES or x.dtype.kind != "f":
         return _reference.batch_norm(x, mean, var, weight, bias, eps)
     out = _empty(x.shape, x.dtype)
     if x.size == 0:
@@ -759,7 +566,7 @@ def batch_norm(x, mean, var, weight, bias, eps):
     rows.fold_batch_norm(*(None if v is None else np.ascontiguousarray(v, dt)
                            for v in (mean, var, weight, bias)), dt.type(eps), alpha, beta)
     planes = x.shape[0] * channels
-    spread(rows.batch_norm_task(dt), planes, x.size * 1.5, out.reshape(-1),
+    spread(tasks.batch_norm_task(dt), planes, x.size * 1.5, out.reshape(-1),
            np.ascontiguousarray(x).reshape(-1), alpha, beta, k0=channels,
            k1=x.size // planes)
     return out
@@ -767,11 +574,11 @@ def batch_norm(x, mean, var, weight, bias, eps):
 
 # ---- matrix products ---------------------------------------------------------
 def _product(a: np.ndarray, b: np.ndarray, out: np.ndarray, bias=None) -> None:
-    _blas.matmul_into(a, b, out, in_ranges, numba.get_num_threads(), bias)
+    blas.matmul_into(a, b, out, in_ranges, numba.get_num_threads(), bias)
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.ndim < 2 or b.ndim < 2 or a.size * b.shape[-1] < _blas.SPLIT_MIN:
+    if a.ndim < 2 or b.ndim < 2 or a.size * b.shape[-1] < BLAS_SPLIT_MIN:
         return np.matmul(a, b)  # small: one BLAS call, nothing to split
     if a.ndim == 2 and b.ndim == 2:
         shape = (a.shape[0], b.shape[1])
@@ -783,7 +590,7 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def linear(x, w, b):
-    if x.ndim < 2 or x.size * w.shape[0] < _blas.SPLIT_MIN:
+    if x.ndim < 2 or x.size * w.shape[0] < BLAS_SPLIT_MIN:
         out = np.matmul(x, w.T)
     else:
         out = _empty((*x.shape[:-1], w.shape[0]), np.result_type(x, w))
@@ -792,14 +599,6 @@ def linear(x, w, b):
     if b is not None:
         out += b
     return out
-
-
-# ---- images ------------------------------------------------------------------
-# 3x3 stride-1 convolutions go through Winograd's F(2x2, 3x3) (``_winograd``);
-# TENSOR_WINOGRAD=0 sends them through im2col, to compare the two.
-WINOGRAD = os.environ.get("TENSOR_WINOGRAD", "1") != "0"
-WINOGRAD_MIN_TILES = 64
-WINOGRAD_BYTES = 1 << 23  # patches + products per step of a thread (see ``_winograd``)
 
 
 def _use_winograd(n: int, oh: int, ow: int) -> bool:
@@ -818,7 +617,7 @@ def _use_winograd(n: int, oh: int, ow: int) -> bool:
 
 
 def _winograd(x: np.ndarray, w: np.ndarray, b, ph: int, pw: int, oh: int, ow: int) -> np.ndarray:
-    """A 3x3, stride-1, undilated, ungrouped conv2d by Winograd's F(2x2, 3x3) (winograd.py).
+    """A 3x3, stride-1, undilated, ungrouped conv2d by Winograd's F(2x2, 3x3) (winograd_kernels.py).
 
     The filters are transformed first (BLAS products). Then each thread
     takes a range of tile rows and, a step of rows at a time, transforms their
@@ -831,10 +630,10 @@ def _winograd(x: np.ndarray, w: np.ndarray, b, ph: int, pw: int, oh: int, ow: in
     o = w.shape[0]
     th, tw = -(-oh // 2), -(-ow // 2)
     threads = numba.get_num_threads()
-    _blas.single_threaded_blas()
+    blas.single_threaded_blas()
     u = _empty((16, o, c), x.dtype)
     pairs = o * c  # filters to transform, split over the threads when there are many
-    in_ranges(lambda lo, hi: winograd.filters(u, w, lo, hi), pairs,
+    in_ranges(lambda lo, hi: winograd_kernels.filters(u, w, lo, hi), pairs,
               min(threads, max(1, pairs // 16384)))
     out = _empty((n, o, oh, ow), x.dtype)
     bias = np.zeros(1, x.dtype) if b is None else np.ascontiguousarray(b, x.dtype)
@@ -843,7 +642,7 @@ def _winograd(x: np.ndarray, w: np.ndarray, b, ph: int, pw: int, oh: int, ow: in
     units = n * th
     step = max(1, WINOGRAD_BYTES // (64 * (c + o) * tw))
     # A thread each, unless the products are too small to repay the hand-off.
-    parts = min(threads, units) if units * tw * c * o * 16 >= _blas.SPLIT_MIN else 1
+    parts = min(threads, units) if units * tw * c * o * 16 >= BLAS_SPLIT_MIN else 1
     # One scratch block per thread, from the caching allocator (here, on this thread: it
     # is not thread-safe): fresh megabytes would fault in page by page on every call.
     size = min(step, -(-units // parts)) * tw
@@ -856,18 +655,12 @@ def _winograd(x: np.ndarray, w: np.ndarray, b, ph: int, pw: int, oh: int, ow: in
             last = min(hi, first + step)
             k = (last - first) * tw
             vk, mk = v[: 16 * c * k].reshape(16, c, k), m[: 16 * o * k].reshape(16, o, k)
-            winograd.patches(vk, x, first, last, th, tw, ph, pw)
+            winograd_kernels.patches(vk, x, first, last, th, tw, ph, pw)
             np.matmul(u, vk, out=mk)
-            winograd.outputs(out, mk, bias, b is not None, first, last, th, tw)
+            winograd_kernels.outputs(out, mk, bias, b is not None, first, last, th, tw)
 
     in_ranges(run, units, parts)
     return out
-
-
-# Column-matrix values from which one image's copies (phases, im2col) are split over
-# the threads by channels: the copies of ResNet-50's strided and late-stage convolutions
-# take many times as long on one thread as waking a worker.
-COPY_SPLIT_MIN = 1 << 16
 
 
 def _one_image_at_a_time(x, weight, out, phases, geometry, oh: int, ow: int) -> None:
@@ -925,7 +718,7 @@ def conv2d(x, w, b, stride, padding, dilation, groups):
             for i in range(lo, hi):
                 spatial.im2col(cols.reshape(c * kh * kw, oh * ow), phases[i], kh, kw, dh, dw,
                                oh, ow)
-                _blas.single_threaded_blas()
+                blas.single_threaded_blas()
                 np.matmul(weight, cols, out=out[i])
 
         if threads > 1:
@@ -957,19 +750,3 @@ def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad):
             out, np.ascontiguousarray(x), *kernel, *stride, *padding, bool(count_include_pad)
         )
     return out
-
-
-def adaptive_avg_pool2d(x, output_size):
-    n, c = x.shape[:2]
-    out = np.empty((n, c, *output_size), x.dtype)
-    if out.size:
-        spatial.adaptive_avg_pool2d(out, np.ascontiguousarray(x))
-    return out
-
-
-def embedding(indices, weight):
-    idx = np.ascontiguousarray(indices, np.int64).reshape(-1)
-    out = np.empty((idx.size, weight.shape[1]), weight.dtype)
-    if out.size:
-        spatial.embedding(out, idx, np.ascontiguousarray(weight))
-    return out.reshape(*indices.shape, weight.shape[1])

@@ -10,15 +10,11 @@ so ``exp`` never overflows; a row holding NaN gives NaN, as in torch.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
-from numba import cfunc, njit
+from numba import njit
 
-from . import spin
-from ._cache import keyed_by_every_kernel_source
 from .reduce import row_amax
-from .scalar import fast_exp, like
+from .scalar import exp_of, like
 
 
 @njit(fastmath={"reassoc"})
@@ -34,7 +30,7 @@ def _exp_and_sum(x, o, m):
     """o = exp(x - m), returning its sum: one pass over the row, not two."""
     acc = like(m, 0)
     for j in range(x.size):
-        e = fast_exp(x[j] - m)
+        e = exp_of(x[j] - m)
         o[j] = e
         acc += e
     return acc
@@ -109,44 +105,6 @@ def layer_norm_rows_serial(out, a, weight, bias, eps, affine_w, affine_b):
         _layer_norm_row(a[r], out[r], weight, bias, eps, affine_w, affine_b)
 
 
-# ---- as tasks for the spinning workers (spin.py) --------------------------------
-# Each is a ``spin.TASK`` over the rows [lo, hi), reading its arrays from the
-# addresses ``spin.split`` lays out, and runs the serial kernel on them.
-@functools.cache
-def softmax_task(dtype: np.dtype, log: bool) -> int:
-    """``softmax_rows_serial`` on rows [lo, hi): (out, a, -, -, row length)."""
-    t = np.dtype(dtype).type
-    with keyed_by_every_kernel_source():
-
-        @cfunc(spin.TASK, cache=True, error_model="numpy")
-        def task(ints, floats, lo, hi):
-            shape = (hi, ints[4])
-            out = spin.array_at(ints[0], shape, t)
-            a = spin.array_at(ints[1], shape, t)
-            softmax_rows_serial(out[lo:], a[lo:], log)
-
-    return task.address
-
-
-@functools.cache
-def layer_norm_task(dtype: np.dtype, affine_w: bool, affine_b: bool) -> int:
-    """``layer_norm_rows_serial`` on rows [lo, hi): (out, a, weight, bias, row length)
-    and eps, the float argument."""
-    t = np.dtype(dtype).type
-    with keyed_by_every_kernel_source():
-
-        @cfunc(spin.TASK, cache=True, error_model="numpy")
-        def task(ints, floats, lo, hi):
-            n = ints[4]
-            out = spin.array_at(ints[0], (hi, n), t)
-            a = spin.array_at(ints[1], (hi, n), t)
-            w = spin.array_at(ints[2], n if affine_w else 1, t)
-            b = spin.array_at(ints[3], n if affine_b else 1, t)
-            layer_norm_rows_serial(out[lo:], a[lo:], w, b, t(floats[0]), affine_w, affine_b)
-
-    return task.address
-
-
 @njit(cache=True, nogil=True)
 def fold_batch_norm(mean, var, weight, bias, eps, alpha, beta):
     """Each channel's statistics folded into one scale and one shift, as torch's
@@ -165,25 +123,12 @@ def fold_batch_norm(mean, var, weight, bias, eps, alpha, beta):
         alpha[c], beta[c] = scale, shift
 
 
-@functools.cache
-def batch_norm_task(dtype: np.dtype) -> int:
-    """Planes [lo, hi) of an (N, C, S) array, ``out = a * alpha[c] + beta[c]`` (the
-    eval batch_norm, its per-channel statistics folded into ``alpha`` and
-    ``beta`` as torch does): (out, a, alpha, beta, channels, plane size)."""
-    t = np.dtype(dtype).type
-    with keyed_by_every_kernel_source():
-
-        @cfunc(spin.TASK, cache=True, error_model="numpy", fastmath={"contract"})
-        def task(ints, floats, lo, hi):
-            channels, size = ints[4], ints[5]
-            out = spin.array_at(ints[0], hi * size, t)
-            a = spin.array_at(ints[1], hi * size, t)
-            alpha = spin.array_at(ints[2], channels, t)
-            beta = spin.array_at(ints[3], channels, t)
-            for i in range(lo, hi):
-                scale, shift = alpha[i % channels], beta[i % channels]
-                o, x = out[i * size:(i + 1) * size], a[i * size:(i + 1) * size]
-                for j in range(size):
-                    o[j] = x[j] * scale + shift
-
-    return task.address
+@njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+def scale_shift_planes(out, a, alpha, beta, channels, size, lo, hi):
+    """Planes [lo, hi) of flat (N, C, S) arrays: ``out = a * alpha[c] + beta[c]``, the eval
+    batch_norm with its statistics folded (``fold_batch_norm``)."""
+    for i in range(lo, hi):
+        scale, shift = alpha[i % channels], beta[i % channels]
+        o, x = out[i * size:(i + 1) * size], a[i * size:(i + 1) * size]
+        for j in range(size):
+            o[j] = x[j] * scale + shift

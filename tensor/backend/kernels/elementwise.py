@@ -28,11 +28,10 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cfunc, njit, types
+from numba import njit, types
 from numba.extending import overload
 
 from . import scalar as s
-from . import spin
 from ._cache import keyed_by_every_kernel_source
 from .strides import row_start
 
@@ -181,62 +180,6 @@ def scalar_kernel(fn: str, scalar_left: bool):
     return scalar_range
 
 
-# ---- contiguous operands: the short call --------------------------------------
-# At a few thousand elements numba's dispatcher, which checks the type of
-# every argument on every call, costs as much as the loop: the strided kernels
-# above take ten arguments. When every operand is already contiguous and of
-# the output's shape (the common case) these kernels take only the arrays and
-# the range. The loops are the same ones, without the block walk, and each
-# runs over slices from 0: a loop over ``range(lo, hi)`` indexing the whole
-# arrays would not vectorise (numba must allow for a negative index wrapping
-# around), and ran much slower.
-@functools.cache
-def flat_map_kernel(fn: str):
-    """``map_kernel`` for a contiguous operand: ``out[lo:hi] = fn(a[lo:hi])``."""
-    with keyed_by_every_kernel_source():
-
-        @njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
-        def map_flat(out, a, lo, hi):
-            o, x = out[lo:hi], a[lo:hi]
-            for j in range(o.size):
-                o[j] = apply(fn, x[j])
-
-    return map_flat
-
-
-@functools.cache
-def flat_zip_kernel(fn: str):
-    """``zip_kernel`` for contiguous operands of the output's shape."""
-    with keyed_by_every_kernel_source():
-
-        @njit(cache=True, nogil=True, error_model="numpy")
-        def zip_flat(out, a, b, lo, hi):
-            o, x, y = out[lo:hi], a[lo:hi], b[lo:hi]
-            for j in range(o.size):
-                o[j] = apply2(fn, x[j], y[j])
-
-    return zip_flat
-
-
-@functools.cache
-def flat_scalar_kernel(fn: str, scalar_left: bool):
-    """``scalar_kernel`` for a contiguous operand."""
-    with keyed_by_every_kernel_source():
-
-        @njit(cache=True, nogil=True, error_model="numpy")
-        def scalar_flat(out, a, value, lo, hi):
-            c = _as_dtype_of(a, value)
-            o, x = out[lo:hi], a[lo:hi]
-            if scalar_left:
-                for j in range(o.size):
-                    o[j] = apply2(fn, c, x[j])
-            else:
-                for j in range(o.size):
-                    o[j] = apply2(fn, x[j], c)
-
-    return scalar_flat
-
-
 @njit(cache=True, nogil=True)
 def where_range(out, lo, hi, shape, c, c_off, c_strides, a, a_off, a_strides, b, b_off, b_strides):
     """``c ? a : b`` on output elements [lo, hi)."""
@@ -260,113 +203,3 @@ def clamp_range(out, lo, hi, a, low, high, has_low, has_high):
         if has_high and x > high:
             x = high
         o[k] = x
-
-
-# ---- the short-call kernels as tasks for the spinning workers -----------------
-# ``spin.py``'s workers call a kernel through its address, so each op is
-# also compiled as a ``cfunc`` of the one signature ``spin.TASK``: it finds
-# its arrays at the addresses in its integer arguments (the output first,
-# as ``spin.split`` lays them out) and runs the flat kernel's loop on its
-# range. The loop is written out again rather than calling ``flat_*_kernel``:
-# a cfunc that closes over a dispatcher gets a new on-disk cache key in
-# every process (a dispatcher pickles with an id of its own), so it would be
-# compiled afresh each time; closing over strings and dtypes keys the same.
-_at = spin.array_at
-
-
-@functools.cache
-def flat_task(fn: str, operands: str, dtype: np.dtype, out_dtype: np.dtype,
-              scalar_left: bool = False) -> int:
-    """The address of ``fn``'s flat kernel as a ``spin.TASK`` for contiguous operands of
-    ``dtype``; ``operands`` is "map", "zip" or "scalar" (which reads the number
-    from the float argument for a float dtype, else from the first integer one)."""
-    t, out_t = np.dtype(dtype).type, np.dtype(out_dtype).type
-    with keyed_by_every_kernel_source():
-        if operands == "map":
-
-            @cfunc(spin.TASK, cache=True, error_model="numpy", fastmath={"contract"})
-            def task(ints, floats, lo, hi):
-                o, x = _at(ints[0], hi, out_t)[lo:], _at(ints[1], hi, t)[lo:]
-                for j in range(o.size):
-                    o[j] = apply(fn, x[j])
-
-        elif operands == "zip":
-
-            @cfunc(spin.TASK, cache=True, error_model="numpy")
-            def task(ints, floats, lo, hi):
-                o, x, y = (_at(ints[0], hi, out_t)[lo:], _at(ints[1], hi, t)[lo:],
-                           _at(ints[2], hi, t)[lo:])
-                for j in range(o.size):
-                    o[j] = apply2(fn, x[j], y[j])
-
-        else:
-            floating = np.dtype(dtype).kind == "f"
-
-            @cfunc(spin.TASK, cache=True, error_model="numpy")
-            def task(ints, floats, lo, hi):
-                c = t(floats[0]) if floating else t(ints[4])
-                o, x = _at(ints[0], hi, out_t)[lo:], _at(ints[1], hi, t)[lo:]
-                if scalar_left:
-                    for j in range(o.size):
-                        o[j] = apply2(fn, c, x[j])
-                else:
-                    for j in range(o.size):
-                        o[j] = apply2(fn, x[j], c)
-
-    return task.address
-
-
-_IN_PLACE_BLOCK = 1024  # elements per block of an in-place map: 4 or 8 KB, in L1
-
-
-@functools.cache
-def in_place_task(fn: str, operands: str, dtype: np.dtype) -> int:
-    """``flat_task`` writing into its first operand (``relu(x, inplace=True)``,
-    ``x += y``, ``x *= 2.0``): the output address is the first operand's, and
-    the loop reads and writes through that one array. Run through
-    ``flat_task`` with the output passed again as the first operand, the same
-    loop reads and writes through two pointers that LLVM cannot prove apart:
-    it checks for overlap, finds it, and runs the loop without SIMD, much
-    slower. ``operands``: "map", "zip" (the other array is the third
-    address, and must not overlap the first) or "scalar".
-
-    A map goes through a small buffer, a block at a time: written in place,
-    ``x[j] = 0 if x[j] < 0 else x[j]`` (relu) becomes a store only where
-    ``x[j] < 0``, a branch per element that the vectoriser gives up on (much
-    slower on random signs); computed into the buffer and copied back,
-    both loops vectorise and the block stays in the L1 cache."""
-    t = np.dtype(dtype).type
-    with keyed_by_every_kernel_source():
-        if operands == "map":
-
-            @cfunc(spin.TASK, cache=True, error_model="numpy", fastmath={"contract"})
-            def task(ints, floats, lo, hi):
-                x = _at(ints[0], hi, t)
-                block = np.empty(_IN_PLACE_BLOCK, t)
-                for start in range(lo, hi, _IN_PLACE_BLOCK):
-                    v = x[start:min(start + _IN_PLACE_BLOCK, hi)]
-                    b = block[:v.size]
-                    for j in range(v.size):
-                        b[j] = apply(fn, v[j])
-                    for j in range(v.size):
-                        v[j] = b[j]
-
-        elif operands == "zip":
-
-            @cfunc(spin.TASK, cache=True, error_model="numpy")
-            def task(ints, floats, lo, hi):
-                x, y = _at(ints[0], hi, t)[lo:], _at(ints[2], hi, t)[lo:]
-                for j in range(x.size):
-                    x[j] = apply2(fn, x[j], y[j])
-
-        else:
-            floating = np.dtype(dtype).kind == "f"
-
-            @cfunc(spin.TASK, cache=True, error_model="numpy")
-            def task(ints, floats, lo, hi):
-                c = t(floats[0]) if floating else t(ints[4])
-                x = _at(ints[0], hi, t)[lo:]
-                for j in range(x.size):
-                    x[j] = apply2(fn, x[j], c)
-
-    return task.address

@@ -16,14 +16,10 @@ propagates through amax and amin, as in torch.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
-from numba import cfunc, njit, prange, types
+from numba import njit, prange, types
 from numba.extending import intrinsic, overload
 
-from . import spin
-from ._cache import keyed_by_every_kernel_source
 from .scalar import like
 from .strides import position, row_start
 
@@ -331,42 +327,3 @@ def argmax_strided(out, kshape, kstrides, a, a_off, rshape, rstrides) -> None:
 
 def partial_count(n: int) -> int:
     return max(1, (n + CHUNK - 1) // CHUNK)
-
-
-# ---- as tasks for the spinning workers (spin.py) --------------------------------
-# Each is a ``spin.TASK`` over a range of chunks or rows, reading its arrays
-# from the addresses ``spin.split`` lays out: (out, a, -, -, k0, k1).
-@functools.cache
-def chunks_task(dtype: np.dtype) -> int:
-    """The partial reduction of each chunk in [lo, hi) (CHUNK elements each, the last
-    shorter): (partial, a, -, -, elements, op). Each chunk's partial result is
-    the same whichever thread computes it."""
-    t = np.dtype(dtype).type
-    with keyed_by_every_kernel_source():
-
-        @cfunc(spin.TASK, cache=True)
-        def task(ints, floats, lo, hi):
-            n = ints[4]
-            partial = spin.array_at(ints[0], hi, t)
-            a = spin.array_at(ints[1], n, t)
-            for c in range(lo, hi):
-                start = c * CHUNK
-                partial[c] = reduce_run(ints[5], a, start, min(CHUNK, n - start), 1)
-
-    return task.address
-
-
-@functools.cache
-def rows_task(dtype: np.dtype) -> int:
-    """``reduce_rows_serial`` over the rows [lo, hi): (out, a, -, -, row length, op)."""
-    t = np.dtype(dtype).type
-    with keyed_by_every_kernel_source():
-
-        @cfunc(spin.TASK, cache=True)
-        def task(ints, floats, lo, hi):
-            n = ints[4]
-            out = spin.array_at(ints[0], hi, t)
-            flat = spin.array_at(ints[1], hi * n, t)
-            _rows_range(ints[5], out, flat, n, lo, hi)
-
-    return task.address

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .._shape import output_hw
+from ..._shape import output_hw
 
 Pair = tuple[int, int]
 

@@ -1,5 +1,9 @@
-"""The Python side of the spinning workers (``_kernels/spin.py``): their threads,
-their control block, and waking the parked ones.
+"""The fast layer's one way to run work on several threads: the spinning workers.
+
+This is the Python side of ``spin.py``: the workers' threads, their control
+block, waking the parked ones, and the two calls every fast path uses:
+``in_ranges`` for Python work (the parts of a matrix product or a
+convolution) and ``spread`` for a compiled task (``tasks.py``).
 
 A worker parks itself after a while without a task and sleeps on its
 lock. The next op that could use it finds it parked: the op runs on the
@@ -10,9 +14,8 @@ idle can take long to get the thread running: waiting for it would cost
 more than most ops.
 
 The same threads run the parts of a matrix product or a convolution
-(``numba_backend.Workers.run``, through ``start_jobs`` and ``finish_jobs``
-here) as Python jobs: the worker's loop returns to Python, runs its part,
-and polls again at once.
+(``in_ranges``, through ``start_jobs`` and ``finish_jobs``) as Python jobs:
+the worker's loop returns to Python, runs its part, and polls again at once.
 So the batch_norm and ReLU after a convolution find it polling. With a
 thread of its own for those parts, the polling worker had to be parked
 while they ran (it would take their core) and woken at the end, and 529 of
@@ -29,21 +32,20 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-from ._kernels import spin
+from . import settings, spin
 
 
 class Spinners:
     """``workers`` spinning workers, started on first use. By default
     ``numba.get_num_threads() - 1``, and none when the environment sets
-    ``TENSOR_SPIN=0``: the ops then split their ranges over
-    ``numba_backend.Workers`` from ``PARALLEL_MIN``, as before."""
+    ``TENSOR_SPIN=0``: every op then runs on its caller's thread."""
 
     def __init__(self, workers: int | None = None) -> None:
         self._start = threading.Lock()
         self._locks: list[threading.Lock] = []
         if workers is None:
             workers = numba.get_num_threads() - 1
-            if os.environ.get("TENSOR_SPIN", "1") == "0":
+            if not settings.SPIN:
                 workers = 0
         # At most 63: ``spin._split`` reports the workers it woke as bits of an int64.
         workers = min(workers, 63)
@@ -152,3 +154,63 @@ def _nothing(lo: int, hi: int) -> None:
 
 SPINNERS = Spinners()
 os.register_at_fork(after_in_child=SPINNERS.__init__)  # a child has none of the threads
+
+
+def thread_count(n: int, cost: float = 1.0) -> int:
+    """How many threads ``n`` elements of ``cost`` copies each are worth: one per
+    ``PARALLEL_MIN`` copies, up to numba's thread count (the compiler of
+    chapter 8 asks the same for its fused kernels)."""
+    copies = int(n * cost)
+    if copies < settings.SPLIT:
+        return 1  # (without asking numba: get_num_threads is a call into numba's runtime)
+    return max(1, min(numba.get_num_threads(), copies // settings.PARALLEL_MIN))
+
+
+def in_parallel(run: Callable[[int, int], None], n: int, cost: float = 1.0) -> None:
+    """Call ``run(lo, hi)`` on ranges covering [0, n), on ``thread_count(n, cost)`` threads.
+
+    The kernels release the GIL, so the workers run them in parallel."""
+    in_ranges(run, n, thread_count(n, cost))
+
+
+def in_ranges(run: Callable[[int, int], None], n: int, k: int) -> None:
+    """Call ``run(lo, hi)`` on ``k`` ranges covering [0, n): the first on this thread, each
+    other one on a worker of its own, and any that no worker could take (fewer
+    workers, or another thread's op holds them, or a range that splits again)
+    on this thread after its own. An exception in any range reaches the caller
+    once the workers' ranges have finished."""
+    k = min(k, n)
+    if k <= 1:
+        run(0, n)
+        return
+    bounds = [n * i // k for i in range(k + 1)]
+    ranges = list(zip(bounds, bounds[1:]))
+    posted, left = SPINNERS.start_jobs(run, ranges[1:]) if SPINNERS.workers \
+        else ([], ranges[1:])
+    errors: list[BaseException | None] = []
+    try:
+        for lo, hi in [ranges[0], *left]:
+            run(lo, hi)
+    finally:
+        errors = SPINNERS.finish_jobs(posted) if SPINNERS.workers else []
+    for error in errors:
+        if error is not None:
+            raise error
+
+
+def spread(task: int, units: int, copies: float, out: np.ndarray, a: np.ndarray,
+           b: np.ndarray | None = None, c: np.ndarray | None = None,
+           k0: int = 0, k1: int = 0, f0: float = 0.0) -> None:
+    """Task kernel ``task`` over ``units`` (elements, rows or chunks) of ``copies``
+    element-copies in all, on this thread and the polling workers: one part per
+    ``SPIN_MIN`` copies (``spin.split`` lays out the arguments)."""
+    b = a if b is None else b
+    c = a if c is None else c
+    if not SPINNERS.workers:  # TENSOR_SPIN=0: all on this thread
+        spin.run(task, 0, units, out, a, b, c, k0, k1, f0)
+        return
+    parts = min(SPINNERS.workers + 1, int(copies) // settings.SPIN_MIN, units)
+    woken = spin.split(SPINNERS.ctl, SPINNERS.floats, task, units, parts, out, a, b, c, k0, k1,
+                       f0)
+    if woken:
+        SPINNERS.wake(woken)

@@ -13,9 +13,9 @@ import sys
 
 import numpy as np
 
-from .._ops import BINARY_OPS, BY_NAME, COMPARE_OPS, REDUCE_OPS, UNARY_OPS  # noqa: F401
-from . import _powers
-from .numpy_nn import (  # noqa: F401  (re-exported: part of the backend interface)
+from ..._ops import BINARY_OPS, BY_NAME, COMPARE_OPS, REDUCE_OPS, UNARY_OPS  # noqa: F401
+from .. import powers as _powers
+from .nn import (  # noqa: F401  (re-exported: part of the backend interface)
     adaptive_avg_pool2d,
     avg_pool2d,
     batch_norm,

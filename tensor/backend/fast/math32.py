@@ -1,23 +1,22 @@
-"""Per-element functions, written once and inlined into every kernel.
+"""A float32 maths library that LLVM can vectorise: exp, log, tanh, GELU and pow.
 
-numba's ``math.exp`` becomes a call into libm, which LLVM cannot vectorise
-(this llvmlite has no SVML). ``exp32`` computes the same value the way
-Cephes' ``expf`` does: reduce ``x`` to ``n*ln2 + r`` with ``|r| <= ln2/2``,
-evaluate a degree-6 polynomial for ``exp(r)``, and scale by ``2**n`` built
-straight from the exponent bits. Every step is plain arithmetic, so a loop of
-``exp32`` compiles to SIMD code. Its error is about 1 ulp (tested against
-NumPy in tests/ch00/test_kernels.py). ``log32`` is its mirror image: it
-reads the exponent and the mantissa straight out of the bits of ``x`` and
-evaluates Cephes' ``logf`` polynomial on the mantissa.
+This module is speed only. Without it (``TENSOR_FAST=0``) the kernels call
+libm through numba (``math.exp`` and friends), one call per element, which
+LLVM cannot turn into vector code because this llvmlite has no SVML.
 
-``pow32`` does the same for ``x ** y``, with float64 inside (see there).
+``exp32`` computes the same value the way Cephes' ``expf`` does: reduce ``x``
+to ``n*ln2 + r`` with ``|r| <= ln2/2``, evaluate a degree-6 polynomial for
+``exp(r)``, and scale by ``2**n`` built straight from the exponent bits.
+Every step is plain arithmetic, so a loop of ``exp32`` compiles to SIMD code;
+its error is about 1 ulp (tests/ch00/test_kernels.py measures it against
+float64 references). ``log32`` is its mirror image: it reads the exponent and
+the mantissa straight out of the bits of ``x`` and evaluates Cephes' ``logf``
+polynomial on the mantissa. ``pow32`` does the same for ``x ** y``, with
+float64 inside (see there).
 
-Float64 keeps libm (``math.exp``, ``np.log``, ``pow``): accuracy first, float32
-is the fast path.
-
-The op table (``tensor/_ops.py``) names, for each elementwise op, the function
-here that computes one element; ``elementwise.py`` builds the op's kernel
-around it.
+``register`` puts the functions in ``kernels.scalar.FLOAT32``, where the
+per-op scalar functions look for a float32 version before they fall back to
+libm; the fast backend calls it when it loads. Float64 always keeps libm: accuracy first.
 """
 
 from __future__ import annotations
@@ -27,7 +26,9 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
+
+from ..kernels import scalar
 
 
 def _bits_as(source, target):
@@ -338,237 +339,9 @@ def pow32(x, y):
     return np.float32(1.0) if one else r
 
 
-def fast_exp(x):
-    """exp, vectorisable for float32 (exp32), libm for float64."""
 
-
-def fast_log(x):
-    """log, vectorisable for float32 (log32), libm for float64."""
-
-
-def sigmoid_exp(x):
-    """exp as sigmoid needs it: exp32_flush for float32, libm for float64."""
-
-
-def fast_gelu(x):
-    """GELU, vectorisable for float32 (gelu32), libm's erf for float64."""
-
-
-def fast_tanh(x):
-    """tanh, vectorisable for float32 (tanh32), libm for float64."""
-
-
-def like(x, value):
-    """``value`` converted to the type of ``x`` (so float32 math stays float32)."""
-
-
-@overload(fast_exp)
-def _fast_exp(x):
-    if x == types.float32:
-        return lambda x: exp32(x)
-    return lambda x: math.exp(x)
-
-
-@overload(sigmoid_exp)
-def _sigmoid_exp(x):
-    if x == types.float32:
-        return lambda x: exp32_flush(x)
-    return lambda x: math.exp(x)
-
-
-@overload(fast_log)
-def _fast_log(x):
-    if x == types.float32:
-        return lambda x: log32(x)
-    return lambda x: np.log(x)
-
-
-@overload(fast_gelu)
-def _fast_gelu(x):
-    if x == types.float32:
-        return lambda x: gelu32(x)
-    return lambda x: 0.5 * x * (1.0 + math.erf(x * 0.7071067811865476))
-
-
-@overload(fast_tanh)
-def _fast_tanh(x):
-    if x == types.float32:
-        return lambda x: tanh32(x)
-    return lambda x: math.tanh(x)
-
-
-@overload(like)
-def _like(x, value):
-    target = x
-
-    def impl(x, value):
-        return target(value)
-
-    return impl
-
-
-# ---- unary -----------------------------------------------------------------
-@njit(inline="always")
-def neg(x):
-    return -x
-
-
-@njit(inline="always")
-def absolute(x):
-    return x if x >= like(x, 0) else -x
-
-
-@njit(inline="always")
-def exp(x):
-    return fast_exp(x)
-
-
-@njit(inline="always")
-def log(x):
-    return fast_log(x)
-
-
-@njit(inline="always")
-def sqrt(x):
-    return np.sqrt(x)
-
-
-@njit(inline="always")
-def rsqrt(x):
-    return like(x, 1.0) / np.sqrt(x)
-
-
-@njit(inline="always")
-def sigmoid(x):
-    return like(x, 1.0) / (like(x, 1.0) + sigmoid_exp(-x))
-
-
-@njit(inline="always")
-def tanh(x):
-    return fast_tanh(x)
-
-
-@njit(inline="always")
-def relu(x):
-    return like(x, 0) if x < like(x, 0) else x  # NaN stays NaN, as in torch
-
-
-@njit(inline="always")
-def gelu(x):
-    return fast_gelu(x)
-
-
-# ---- binary ----------------------------------------------------------------
-@njit(inline="always")
-def add(x, y):
-    return x + y
-
-
-@njit(inline="always")
-def sub(x, y):
-    return x - y
-
-
-@njit(inline="always")
-def mul(x, y):
-    return x * y
-
-
-@njit(inline="always")
-def div(x, y):
-    return x / y
-
-
-def power(x, y):
-    """x ** y with torch's rules for integer exponents; pow32 for float32."""
-
-
-@overload(power, inline="always")
-def _power(x, y):
-    if isinstance(x, types.Integer):
-
-        def int_impl(x, y):
-            # Square and multiply; a negative exponent gives 0 unless |x| == 1.
-            if y < 0:
-                if x == 1:
-                    return like(x, 1)
-                if x == -1:
-                    return like(x, 1) if y % 2 == 0 else like(x, -1)
-                return like(x, 0)
-            result = like(x, 1)
-            base = x
-            e = y
-            while e > 0:
-                if e & 1:
-                    result *= base
-                base *= base
-                e >>= 1
-            return result
-
-        return int_impl
-    if x == types.float32 and y == types.float32:
-        return lambda x, y: pow32(x, y)
-    return lambda x, y: x**y  # float64: libm's pow
-
-
-@njit(inline="always")
-def pow_(x, y):
-    return power(x, y)
-
-
-# The float32 function that a caller who already knows the operands' types
-# can call instead of a generic one. ``elementwise.apply2`` does: numba pasting
-# ``power``'s overload into an ``apply2`` it is already pasting made a kernel's
-# compile take several times as long.
-FLOAT32 = {"pow_": pow32}
-
-
-@njit(inline="always")
-def maximum(x, y):
-    return x if (x > y or x != x) else y  # NaN wins, as in torch
-
-
-@njit(inline="always")
-def minimum(x, y):
-    return x if (x < y or x != x) else y
-
-
-@njit(inline="always")
-def bitwise_and(x, y):
-    return x & y  # ints only: the public API never sends floats here
-
-
-@njit(inline="always")
-def bitwise_or(x, y):
-    return x | y
-
-
-# ---- compare ---------------------------------------------------------------
-@njit(inline="always")
-def gt(x, y):
-    return x > y
-
-
-@njit(inline="always")
-def lt(x, y):
-    return x < y
-
-
-@njit(inline="always")
-def ge(x, y):
-    return x >= y
-
-
-@njit(inline="always")
-def le(x, y):
-    return x <= y
-
-
-@njit(inline="always")
-def eq(x, y):
-    return x == y
-
-
-@njit(inline="always")
-def ne(x, y):
-    return x != y
+def register() -> None:
+    """Make the per-op scalar functions of ``kernels/scalar.py`` use these for float32,
+    in every kernel compiled from now on (the fast backend calls this at import)."""
+    scalar.FLOAT32.update(exp=exp32, exp_flush=exp32_flush, log=log32, tanh=tanh32,
+                          gelu=gelu32, power=pow32)

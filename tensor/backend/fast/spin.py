@@ -2,7 +2,7 @@
 
 Waking a sleeping thread goes through the kernel, and takes longer still
 when the other core has gone to sleep. That costs about as much as a
-1e5-element add on one thread, so ``numba_backend.Workers`` cannot split it
+1e5-element add on one thread, so threads woken by a lock cannot split it
 with any gain. torch can: its
 OpenMP threads, after a parallel loop, keep polling for the next one for a
 while before they sleep.
@@ -35,7 +35,7 @@ The states of a worker, in its row's ``STATE`` word:
 - ``POSTED``: the task is ready; the worker runs it and returns to
   ``SPINNING``.
 - ``PYTHON``: a caller has left a Python job for the worker (a part of a
-  matrix product or a convolution, ``numba_backend.Workers``): ``spin``
+  matrix product or a convolution, ``threads.in_ranges``): ``spin``
   returns to Python to run it, and the worker goes back to ``SPINNING``
   when it is done, which its caller is waiting for. No caller and no
   ``park`` touches a worker in this state.
@@ -77,15 +77,8 @@ FLOATS = 4  # float arguments, in a float64 block of the same rows
 TASK = types.void(types.CPointer(types.int64), types.CPointer(types.float64),
                   types.int64, types.int64)
 
-# How long an idle worker polls: FAST_POLLS checks a pause apart (a short
-# while, to catch the next op of a busy loop), then SLOW_POLLS checks with a
-# sched_yield and 16 pauses between them (a longer while), which hands the core
-# to any other thread that wants it meanwhile. (GNU OpenMP, torch's, polls for
-# a similar while: 300,000 spins by default.) A shorter while measured badly:
-# a loop whose ops come a little further apart found the worker parked at every
-# op, and so ran every op on one thread.
-FAST_POLLS = 2000
-SLOW_POLLS = 1000
+# How long an idle worker polls: FAST_POLLS, then SLOW_POLLS (settings.py says why).
+from .settings import FAST_POLLS, SLOW_POLLS  # noqa: E402
 
 
 # ---- the few instructions numba does not offer ----------------------------------
