@@ -47,6 +47,8 @@ calls only.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import _functions, _meta, dispatch
@@ -88,6 +90,10 @@ class OpOverload:
     def __repr__(self) -> str:
         return f"tensor.ops.{self.__name__}"
 
+    def __reduce__(self) -> tuple:
+        """Pickled by name, as a function is: the one primitive of that name on loading."""
+        return (_primitive, (self.__name__,))
+
     def __call__(self, *args, **kwargs):
         if dispatch._modes:
             return dispatch.call_with_modes(self, _tensor_types(args), args, kwargs)
@@ -119,6 +125,10 @@ class OpOverload:
         return out
 
 
+def _primitive(name: str) -> OpOverload:
+    return PRIMITIVES[name]
+
+
 _CHECKED = ("binary", "compare", "reduce", "kernel", "join")  # views check themselves
 
 # ---------------------------------------------------------------------------
@@ -129,16 +139,20 @@ def _arrays(value):
     if isinstance(value, Tensor):
         return value._array
     if isinstance(value, (tuple, list)):
-        return type(value)(_arrays(v) for v in value)
+        return type(value)([_arrays(v) for v in value])
     return value
 
 
 def _tensor_types(args) -> tuple:
     types = []
     for a in args:
-        for v in a if isinstance(a, (tuple, list)) else (a,):
-            if isinstance(v, Tensor) and type(v) not in types:
-                types.append(type(v))
+        if isinstance(a, Tensor):  # speed only: the usual argument, tested before the nested ones
+            if type(a) not in types:
+                types.append(type(a))
+        elif isinstance(a, (tuple, list)):
+            for v in a:
+                if isinstance(v, Tensor) and type(v) not in types:
+                    types.append(type(v))
     return tuple(types)
 
 
@@ -269,8 +283,8 @@ __all__ += sorted(PRIMITIVES)
 
 def _call(name, *args):
     """One backend call as its primitive: arrays become Tensors, the answer an array."""
-    out = PRIMITIVES[name](*(wrap_array(a) if isinstance(a, np.ndarray) else _plain(a)
-                             for a in args))
+    out = PRIMITIVES[name](*[wrap_array(a) if isinstance(a, np.ndarray) else _plain(a)
+                             for a in args])
     return out._array if isinstance(out, Tensor) else out
 
 
@@ -308,7 +322,9 @@ class _Router:
 
     def __getattr__(self, name):
         if name in PRIMITIVES:  # where, clamp, matmul, conv2d, ...: the same arguments
-            return lambda *args: _call(name, *args)
+            route = functools.partial(_call, name)
+            setattr(self, name, route)  # speed only: found at once on the next call
+            return route
         return getattr(_kernels(), name)  # not a primitive: straight to the kernels
 
 

@@ -52,6 +52,7 @@ from tensor.dispatch import TensorDispatchMode
 from tensor.fake import FakeTensorMode
 from tensor.overrides import TensorFunctionMode
 
+from .._lazy_graph_module import _LazyGraphModule
 from ..graph import Graph
 from ..graph_module import GraphModule
 from ..node import Node
@@ -201,7 +202,7 @@ def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
         root.update({name: value for name, value in named.items() if name in read})
         name = type(fn).__name__ if isinstance(fn, tensor.nn.Module) else \
             getattr(fn, "__name__", "GraphModule")
-        return GraphModule(root, graph, name)
+        return _LazyGraphModule(root, graph, name)
 
     return traced
 
