@@ -12,8 +12,10 @@ per name (``tensor.ops.add``), as ATen has ``aten.add`` and ``aten.mul``.
 Which calls are primitives (the table `PRIMITIVES` below):
 
 - the backend interface: the elementwise ops of `tensor._ops.OPS`
-  (unary, binary, compare), ``where``, ``clamp``, the reductions ``sum``,
-  ``mean``, ``amax``, ``amin``, ``argmax``, ``softmax``, ``log_softmax``,
+  (unary, binary, compare, and the in-place twin of each unary op, as
+  ATen has them: ``relu_`` is ``ReLU(inplace=True)``), ``where``,
+  ``clamp``, the reductions ``sum``, ``mean``, ``amax``, ``amin``,
+  ``argmax``, ``softmax``, ``log_softmax``,
   ``matmul``, ``linear``, ``conv2d``, the pools, ``batch_norm``,
   ``layer_norm``, ``embedding``;
 - the views, because a graph must say where a view came from, as ATen
@@ -22,8 +24,8 @@ Which calls are primitives (the table `PRIMITIVES` below):
   ``getitem`` (basic indexing); their arguments are the Tensor method's;
 - the copies: ``clone`` (``contiguous`` when it must copy), ``to_dtype``
   (``Tensor.to`` and friends, and dtype promotion), ``copy_`` (an in-place
-  write: ``relu`` with ``inplace=True``, ``x += y``, BatchNorm's running
-  statistics), and the joins ``cat`` and ``stack``;
+  write: ``x += y``, BatchNorm's running statistics), and the joins
+  ``cat`` and ``stack``;
 - creation: ``full`` (``zeros``, ``ones``, ``empty``, ``full``), ``rand``,
   ``randn``, so that a fake mode can create without allocating. Tensors
   made from data (``tensor.tensor([...])``) are constants, not calls.
@@ -205,6 +207,14 @@ def _compare_impl(name):
     return impl
 
 
+def _unary_inplace_impl(name):
+    def impl(a):
+        if not _kernels().unary_(name, a):  # no in-place kernel: compute, then write back
+            a[...] = _kernels().unary(name, a)
+        return a
+    return impl
+
+
 def _method_impl(method: str):
     """A view or copy primitive: the Tensor method's own code, on a plain Tensor."""
     def impl(a, *args, **kwargs):
@@ -243,6 +253,7 @@ def _build() -> dict[str, OpOverload]:
         if op.kind == "unary":
             add(op.name, "unary", (lambda n: lambda a: _kernels().unary(n, a))(op.name),
                 _meta.unary(op.name))
+            add(op.name + "_", "inplace", _unary_inplace_impl(op.name), _meta.unary_inplace)
         elif op.kind == "binary":
             add(op.name, "binary", _binary_impl(op.name), _meta.binary(op.name))
         elif op.kind == "compare":
@@ -282,15 +293,11 @@ __all__ += sorted(PRIMITIVES)
 # ---------------------------------------------------------------------------
 
 def _call(name, *args):
-    """One backend call as its primitive: arrays become Tensors, the answer an array."""
-    out = PRIMITIVES[name](*[wrap_array(a) if isinstance(a, np.ndarray) else _plain(a)
-                             for a in args])
+    """One backend call as its primitive: arrays become Tensors, NumPy scalars Python
+    numbers (so that a graph prints them as numbers), the answer an array."""
+    out = PRIMITIVES[name](*[wrap_array(a) if isinstance(a, np.ndarray) else
+                             a.item() if isinstance(a, np.generic) else a for a in args])
     return out._array if isinstance(out, Tensor) else out
-
-
-def _plain(x):
-    """A NumPy scalar operand as a Python number (so a graph prints it as one)."""
-    return x.item() if isinstance(x, np.generic) else x
 
 
 class _Router:
@@ -308,10 +315,11 @@ class _Router:
     def binary_scalar(self, op, a, value, left):
         return _call(op, value, a) if left else _call(op, a, value)
 
-    def unary_(self, op, a):  # in place: refused, so the front end computes and copies
-        return False
+    def unary_(self, op, a):  # in place: the primitive relu_ (for op "relu") writes into a
+        _call(op + "_", a)
+        return True
 
-    def binary_(self, op, a, b):
+    def binary_(self, op, a, b):  # refused: the front end computes, then writes with copy_
         return False
 
     def compare(self, op, a, b):

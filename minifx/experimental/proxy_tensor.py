@@ -43,6 +43,7 @@ calls.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +56,7 @@ from tensor.overrides import TensorFunctionMode
 from .._lazy_graph_module import _LazyGraphModule
 from ..graph import Graph
 from ..graph_module import GraphModule
+from ..namespace import _illegal_chars, _split_name
 from ..node import Node
 
 __all__ = ["make_fx"]
@@ -93,7 +95,7 @@ class _Recorder(TensorDispatchMode):
                 "_tensor_constant"
             name = f"{prefix}{sum(k.startswith(prefix) for k in self.constants)}"
             self.constants[name] = value
-        node = self.graph.get_attr(name)
+        node = self.graph.create_node("get_attr", name, name=_attr_node_name(name))
         self.bind(value, node)
         return node
 
@@ -101,7 +103,10 @@ class _Recorder(TensorDispatchMode):
         if isinstance(value, Tensor):
             return self.node_of(value, func)
         if isinstance(value, (tuple, list)):
-            return type(value)([self.as_arg(v, func) for v in value])
+            # Speed only: a Tensor or a number inside is handled here, not by a call each.
+            return type(value)([self.node_of(v, func) if isinstance(v, Tensor) else
+                                self.as_arg(v, func) if isinstance(v, (tuple, list, dict)) else v
+                                for v in value])
         if isinstance(value, dict):
             return {k: self.as_arg(v, func) for k, v in value.items()}
         return value
@@ -135,6 +140,24 @@ class _Recorder(TensorDispatchMode):
         if isinstance(out, Tensor):
             self.bind(out, node)
         return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _attr_node_name(target: str) -> str:
+    """``layer1.0.conv1.weight`` -> ``layer1_0_conv1_weight``: the name a ``get_attr``
+    node of ``target`` starts from, made legal as `Namespace.create_name` makes it.
+
+    Speed only: ``graph.get_attr(target)`` gives the node the same name, but
+    makes a dotted target legal with two regular expressions per node; a
+    ResNet-50 has 267 of them, the same ones at every trace, so the legal
+    spelling is worked out once per target and handed to ``create_node``.
+    """
+    candidate = Graph._target_to_str(target)
+    if _split_name(candidate)[0] is None:
+        candidate = _illegal_chars.sub("_", candidate) or "_unnamed"
+        if candidate[0].isdigit():
+            candidate = "_" + candidate
+    return candidate
 
 
 def _memory_of(arr: Any) -> Any:
