@@ -42,9 +42,7 @@ Views, copies and creation calls reach their primitive through a hook
 A primitive's arguments are the kernel's, with Tensors for arrays: Python
 numbers stay numbers (``tensor.ops.mul(x, 0.5)``), dims and sizes are
 tuples. Operands already share a dtype, as the kernels require; the public
-ops promote before they get here. Attention (tensor/nn/_attention.py) still
-computes with NumPy between its kernel calls: the modes see its kernel
-calls only.
+ops promote before they get here.
 """
 
 from __future__ import annotations

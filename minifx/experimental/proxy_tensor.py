@@ -31,9 +31,9 @@ that array's identity and keeps the arrays alive while tracing. An array
 that reaches a primitive, that no primitive made, and that shares memory
 with one that was, was made by front-end code outside the primitive table:
 that is refused with an error naming the primitive, since the graph would
-silently lose the view. Two parts of `tensor.nn` are such code:
-attention (tensor/nn/_attention.py), and BatchNorm's training statistics
-(trace in ``eval()`` mode).
+silently lose the view. No layer of `tensor.nn` computes so (attention and
+BatchNorm's training statistics are written in primitives too); the check
+guards front-end code yet to come.
 
 ``decomposition_table`` maps a public op (``tensor.nn.functional.gelu``)
 or a primitive (``tensor.ops.linear``) to a function that computes it from
