@@ -27,8 +27,9 @@ Which calls are primitives (the table `PRIMITIVES` below):
   write: ``x += y``, BatchNorm's running statistics), and the joins
   ``cat`` and ``stack``;
 - creation: ``full`` (``zeros``, ``ones``, ``empty``, ``full``), ``rand``,
-  ``randn``, so that a fake mode can create without allocating. Tensors
-  made from data (``tensor.tensor([...])``) are constants, not calls.
+  ``randn``, ``arange`` (``start, end, step, dtype``), so that a fake mode
+  can create without allocating. Tensors made from data
+  (``tensor.tensor([...])``) are constants, not calls.
 
 The router. The front end reaches the backend through one attribute,
 ``tensor.backend._active`` (``tensor.backend.ops()``). While no dispatch
@@ -232,6 +233,14 @@ def _creation_impl(name):
     return impl
 
 
+def _arange_impl(start, end, step, dtype):
+    """start, start + step, ... short of end, in ``dtype``: value i is start + i * step,
+    computed in int64 (all three ints) or float64, as tensor.arange computes it."""
+    ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    steps = np.arange(_meta.arange_length(start, end, step), dtype=np.int64 if ints else np.float64)
+    return (start + steps * step).astype(dtype.numpy_dtype)
+
+
 def _copy_impl(dst, src):
     np.copyto(dst, np.broadcast_to(src, dst.shape), casting="unsafe")
     return dst
@@ -278,6 +287,7 @@ def _build() -> dict[str, OpOverload]:
     add("stack", "join", lambda arrays, dim: np.stack(arrays, axis=dim), _meta.stack)
     for name in ("full", "rand", "randn"):
         add(name, "creation", _creation_impl(name), _meta.META[name])
+    add("arange", "creation", _arange_impl, _meta.META["arange"])
     return table
 
 
