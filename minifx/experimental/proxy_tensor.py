@@ -47,6 +47,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import tensor
 from tensor import Tensor
 from tensor.dispatch import TensorDispatchMode
@@ -161,8 +163,9 @@ def _attr_node_name(target: str) -> str:
 
 
 def _memory_of(arr: Any) -> Any:
-    """The object that owns an array's memory: the end of its chain of ``.base``."""
-    while getattr(arr, "base", None) is not None:
+    """The object that owns an array's memory: the end of its chain of ``.base``
+    (an array that owns its data, or the buffer under one: a fake array's memory map)."""
+    while isinstance(arr, np.ndarray) and arr.base is not None:
         arr = arr.base
     return arr
 
