@@ -225,6 +225,8 @@ def arange(start: int | float, end: int | float | None = None, step: int | float
         raise RuntimeError("arange(): upper bound and larger bound inconsistent with step sign")
     ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     target = as_dtype(dtype) if dtype is not None else (int64 if ints else DEFAULT_FLOAT)
+    if _dispatch._routing:  # creation is a primitive: make_fx records it, fake mode sizes it
+        return _dispatch.primitive("arange")(start, end, step, target)
     count = builtins.max(math.ceil((end - start) / step), 0)
     steps = np.arange(count, dtype=np.int64 if ints else np.float64)  # value i is start + i*step
     return _wrap((start + steps * step).astype(target.numpy_dtype))

@@ -138,6 +138,22 @@ def test_in_place_relu_is_recorded(mode):
     tensor.testing.assert_close(gm(x), model(x))
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_arange_is_recorded_as_a_creation_primitive(mode):
+    """As ATen's arange: a node of its own, its bounds and dtype as arguments,
+    not a constant tensor baked into the module."""
+
+    def positions(x):
+        return x + tensor.arange(0, x.shape[-1], 1, dtype=tensor.float32)
+
+    x = tensor.randn(2, 5)
+    gm = make_fx(positions, tracing_mode=mode)(x)
+    (node,) = [n for n in gm.graph.find_nodes(op="call_function") if n.target.name == "arange"]
+    assert node.args == (0, 5, 1, tensor.float32)
+    assert not list(gm.named_buffers()) and "_tensor_constant" not in gm.code
+    tensor.testing.assert_close(gm(x), positions(x))
+
+
 def test_fake_mode_allocates_no_activation():
     import tracemalloc
 
