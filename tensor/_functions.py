@@ -324,11 +324,13 @@ def unary_op(op: str, input: Tensor) -> Tensor:
     return Tensor._from_array(_backend.ops().unary(op, arr))
 
 
-# Ops that need no dtype check when both operands already share a float or int dtype;
-# bool operands and the rest (bitwise on floats, int division or powers) take the full path.
-_PLAIN_OPS = {
-    "f": frozenset(op.name for op in OPS if op.kind == "binary" and op.dtypes == "numeric"),
-    "i": frozenset(op.name for op in OPS if op.kind == "binary") - {"div", "pow"},
+# For each binary op and comparison, the dtype kinds ("f" float, "i" int) in which it
+# needs no dtype check when both operands share the dtype: bool operands and the rest
+# (bitwise on floats, int division or powers) take the full path.
+_PLAIN_KINDS = {
+    op.name: "fi" if op.kind == "compare" else
+    ("f" if op.dtypes == "numeric" else "") + ("i" if op.name not in ("div", "pow") else "")
+    for op in OPS if op.kind in ("binary", "compare")
 }
 _COMPARE_OPS = frozenset(op.name for op in OPS if op.kind == "compare")
 
@@ -342,30 +344,30 @@ def _plain(op: str, a: np.ndarray, other, left: bool) -> np.ndarray | None:
     Python float stays a number all the way into the backend, which chooses
     its own fastest path for the operands it gets. Shapes are checked first,
     as on the full path."""
-    kind, t = a.dtype.kind, type(other)
-    if op in _COMPARE_OPS:
-        if kind not in "fi":
-            return None
-    elif op not in _PLAIN_OPS.get(kind, ()):
+    kind = a.dtype.kind
+    if kind not in _PLAIN_KINDS[op]:
         return None
-    ops = _backend.ops()
+    # The backend that ``ops()`` returns, read directly: this is the path of every
+    # ``x + y``, where even that call's cost shows.
+    backend = _backend._active
+    t = type(other)
     if t is _Tensor_new or isinstance(other, Tensor):
         b = other._array
         if b.dtype is not a.dtype:
             return None
         if a.shape != b.shape:
             broadcast_shapes(op, a.shape, b.shape)
-        elif op not in _COMPARE_OPS and not left:
-            return ops.binary_same_shape(op, a, b)
+        elif not left and op not in _COMPARE_OPS:
+            return backend.binary_same_shape(op, a, b)
         x, y = (b, a) if left else (a, b)
     elif t is float and kind == "f" and op not in _COMPARE_OPS:
-        return ops.binary_scalar(op, a, other, left)
+        return backend.binary_scalar(op, a, other, left)
     elif (t is float and kind == "f") or t is int:
-        number = a.dtype.type(other)
+        number = a.dtype.type(other)  # the number takes the tensor's dtype
         x, y = (number, a) if left else (a, number)
     else:
         return None
-    return ops.compare(op, x, y) if op in _COMPARE_OPS else ops.binary(op, x, y)
+    return backend.compare(op, x, y) if op in _COMPARE_OPS else backend.binary(op, x, y)
 
 
 def _promoted_operands(op: str, input, other, dt: dtype) -> tuple:
@@ -454,7 +456,8 @@ def _plain_first(name: str, reflected: bool, general):
     if reflected:
 
         def plain_first(input, other):  # 2.0 * x: Python asks x.__rmul__(2.0)
-            if type(input) is _Tensor_new and not _function_modes and type(other) in (float, int):
+            t = type(other)
+            if type(input) is _Tensor_new and not _function_modes and (t is float or t is int):
                 out = _plain(name, input._array, other, True)
                 if out is not None:
                     result = _new_tensor(_Tensor_new)
@@ -465,8 +468,9 @@ def _plain_first(name: str, reflected: bool, general):
     else:
 
         def plain_first(input, other, **kwargs):
+            t = type(other)
             if (type(input) is _Tensor_new and not kwargs and not _function_modes
-                    and type(other) in (_Tensor_new, float, int)):
+                    and (t is _Tensor_new or t is float or t is int)):
                 out = _plain(name, input._array, other, False)
                 if out is not None:
                     result = _new_tensor(_Tensor_new)
@@ -916,7 +920,7 @@ def _in_place(op_impl, name: str, op: str):
         if len(args) == 1 and not kwargs and type(self) is _Tensor_new:
             # x += y of one dtype and shape, x *= 2.0: the kernel writes into x itself
             a, other = self._array, args[0]
-            if op in _PLAIN_OPS.get(a.dtype.kind, ()):
+            if a.dtype.kind in _PLAIN_KINDS.get(op, ""):
                 if type(other) is _Tensor_new and other._array.dtype is a.dtype:
                     b = other._array
                 elif (type(other) is float and a.dtype.kind == "f") or type(other) is int:

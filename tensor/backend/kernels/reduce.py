@@ -162,24 +162,47 @@ def row_amax(x):
     return _extreme_unit(2, x, 0, x.size)
 
 
-@njit(cache=True, parallel=True)
-def reduce_strided(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
-    """out[k] = reduction over the reduced dims, for every kept index k."""
+@njit(inline="always")
+def _reduce_kept(op, k, kshape, kstrides, a, a_off, rshape, rstrides):
+    """The reduction over the reduced dims for kept index ``k``."""
     inner = rshape[-1]
     rows = 1
     for d in range(len(rshape) - 1):
         rows *= rshape[d]
     last = rstrides[-1]
+    base = position(k, kshape, kstrides, a_off)
+    acc = reduce_run(op, a, row_start(0, rshape, rstrides, base), inner, last)
+    for r in range(1, rows):
+        v = reduce_run(op, a, row_start(r, rshape, rstrides, base), inner, last)
+        if op <= 1:
+            acc += v
+        elif _better(op, v, acc):
+            acc = v
+    return acc
+
+
+@njit(cache=True, parallel=True)
+def reduce_strided_parallel(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
+    """out[k] = reduction over the reduced dims, for every kept index k, on numba's threads."""
     for k in prange(out.size):
-        base = position(k, kshape, kstrides, a_off)
-        acc = reduce_run(op, a, row_start(0, rshape, rstrides, base), inner, last)
-        for r in range(1, rows):
-            v = reduce_run(op, a, row_start(r, rshape, rstrides, base), inner, last)
-            if op <= 1:
-                acc += v
-            elif _better(op, v, acc):
-                acc = v
-        out[k] = acc
+        out[k] = _reduce_kept(op, k, kshape, kstrides, a, a_off, rshape, rstrides)
+
+
+@njit(cache=True)
+def reduce_strided_serial(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
+    """``reduce_strided_parallel`` on one thread."""
+    for k in range(out.size):
+        out[k] = _reduce_kept(op, k, kshape, kstrides, a, a_off, rshape, rstrides)
+
+
+def reduce_strided(op, out, kshape, kstrides, a, a_off, rshape, rstrides) -> None:
+    """Every kept index's reduction: on one thread below ``PARALLEL_ROWS_MIN`` elements,
+    where waking numba's threads costs more than the work."""
+    count = out.size
+    for d in rshape:
+        count *= int(d)
+    kernel = reduce_strided_parallel if count >= PARALLEL_ROWS_MIN else reduce_strided_serial
+    kernel(op, out, kshape, kstrides, a, a_off, rshape, rstrides)
 
 
 @njit
