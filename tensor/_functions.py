@@ -45,6 +45,15 @@ Scalar = int | float | bool  # a Python number used as an operand
 _OPERAND_TYPES = (Tensor, *_NUMBER_TYPES)
 _new_tensor = object.__new__
 _Tensor_new = Tensor
+_ops: Any  # the module `tensor.backend.ops()` returns, kept current by `on_switch`
+
+
+def _use_backend(module) -> None:
+    global _ops
+    _ops = module
+
+
+_backend.on_switch(_use_backend)
 
 # ---------------------------------------------------------------------------
 # helpers shared by the ops
@@ -105,7 +114,7 @@ def _fast_float_reduction(op: str, arr: np.ndarray, dim, keepdim: bool) -> Tenso
     else:
         return None
     result = _new_tensor(_Tensor_new)
-    result._array = _backend.ops().reduce(op, arr, dims, keepdim)
+    result._array = _ops.reduce(op, arr, dims, keepdim)
     return result
 
 
@@ -309,7 +318,7 @@ def unary_op(op: str, input: Tensor) -> Tensor:
     """Run backend unary op `op` on a tensor with torch's dtype rules (ints become float32)."""
     if type(input) is _Tensor_new and input._array.dtype.kind == "f":  # the common case
         result = _new_tensor(_Tensor_new)
-        result._array = _backend.ops().unary(op, input._array)
+        result._array = _ops.unary(op, input._array)
         return result
     _require_tensor(input, op)
     arr = input._array
@@ -321,7 +330,7 @@ def unary_op(op: str, input: Tensor) -> Tensor:
         raise TypeError(
             f"{op}(): unsupported dtype tensor.bool (use logical operations on bool tensors)"
         )
-    return Tensor._from_array(_backend.ops().unary(op, arr))
+    return Tensor._from_array(_ops.unary(op, arr))
 
 
 # For each binary op and comparison, the dtype kinds ("f" float, "i" int) in which it
@@ -347,11 +356,14 @@ def _plain(op: str, a: np.ndarray, other, left: bool) -> np.ndarray | None:
     kind = a.dtype.kind
     if kind not in _PLAIN_KINDS[op]:
         return None
-    # The backend that ``ops()`` returns, read directly: this is the path of every
-    # ``x + y``, where even that call's cost shows.
-    backend = _backend._active
+    backend = _ops
     t = type(other)
-    if t is _Tensor_new or isinstance(other, Tensor):
+    if t is float and kind == "f" and op not in _COMPARE_OPS:
+        return backend.binary_scalar(op, a, other, left)
+    if (t is float and kind == "f") or t is int:
+        number = a.dtype.type(other)  # the number takes the tensor's dtype
+        x, y = (number, a) if left else (a, number)
+    elif t is _Tensor_new or isinstance(other, Tensor):
         b = other._array
         if b.dtype is not a.dtype:
             return None
@@ -360,11 +372,6 @@ def _plain(op: str, a: np.ndarray, other, left: bool) -> np.ndarray | None:
         elif not left and op not in _COMPARE_OPS:
             return backend.binary_same_shape(op, a, b)
         x, y = (b, a) if left else (a, b)
-    elif t is float and kind == "f" and op not in _COMPARE_OPS:
-        return backend.binary_scalar(op, a, other, left)
-    elif (t is float and kind == "f") or t is int:
-        number = a.dtype.type(other)  # the number takes the tensor's dtype
-        x, y = (number, a) if left else (a, number)
     else:
         return None
     return backend.compare(op, x, y) if op in _COMPARE_OPS else backend.binary(op, x, y)
@@ -426,7 +433,7 @@ def binary_op(op: str, input, other) -> Tensor:
         # path: the backend computes x ** 2 as x * x for a number, and through
         # pow for a 0-d tensor, as torch does (tensor/backend/powers.py).
         b = b[()]
-    return _wrap(_backend.ops().binary(op, a, b))
+    return _wrap(_ops.binary(op, a, b))
 
 
 def compare_op(op: str, input, other) -> Tensor:
@@ -435,7 +442,7 @@ def compare_op(op: str, input, other) -> Tensor:
         return _wrap(out)
     _check_pair(op, input, other)
     dt = result_type(input, other)
-    return _wrap(_backend.ops().compare(op, *_promoted_operands(op, input, other, dt)))
+    return _wrap(_ops.compare(op, *_promoted_operands(op, input, other, dt)))
 
 
 def _check_pair(op: str, input, other) -> None:
@@ -490,7 +497,7 @@ def _elementwise_public(op: Op):
         def impl(input: Tensor) -> Tensor:
             if type(input) is _Tensor_new and input._array.dtype.kind == "f":  # unary_op's
                 result = _new_tensor(_Tensor_new)  # first case, one call less
-                result._array = _backend.ops().unary(name, input._array)
+                result._array = _ops.unary(name, input._array)
                 return result
             return unary_op(name, input)
     else:
@@ -563,7 +570,7 @@ def where(condition: Tensor, input: Tensor | Scalar, other: Tensor | Scalar) -> 
     broadcast_shapes("where", condition._array.shape, shape)
     np_dtype = dt.numpy_dtype
     return _wrap(
-        _backend.ops().where(
+        _ops.where(
             condition._array, _array_as(input, np_dtype), _array_as(other, np_dtype)
         )
     )
@@ -587,7 +594,7 @@ def clamp(input: Tensor, min: Tensor | Scalar | None = None,  # noqa: A002 (torc
     for b in bounds:
         _require_operand(b, "clamp", "min" if b is min else "max")
     dt = result_type(input, *bounds)
-    return _wrap(_backend.ops().clamp(_array_as(input, dt.numpy_dtype), min, max))
+    return _wrap(_ops.clamp(_array_as(input, dt.numpy_dtype), min, max))
 
 
 # ---------------------------------------------------------------------------
@@ -609,7 +616,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if a.dtype == np.bool_ and a.ndim and b.ndim:
         raise TypeError("matmul(): unsupported dtype tensor.bool")
     matmul_shape(a.shape, b.shape)  # torch's errors; the meta function checks with it too
-    return _wrap(_backend.ops().matmul(a, b))
+    return _wrap(_ops.matmul(a, b))
 
 
 # ---------------------------------------------------------------------------
@@ -643,7 +650,7 @@ def sum(input: Tensor, dim: int | Sequence[int] | None = None,  # noqa: A001
     if arr.dtype != target.numpy_dtype:
         arr = arr.astype(target.numpy_dtype)
     dims = _reduce_dims(dim, arr.ndim, "sum")
-    return _wrap(_backend.ops().reduce("sum", arr, dims, keepdim))
+    return _wrap(_ops.reduce("sum", arr, dims, keepdim))
 
 
 @_public
@@ -664,7 +671,7 @@ def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = 
             f"Got: {from_numpy_dtype(arr.dtype)!r}"
         )
     dims = _reduce_dims(dim, arr.ndim, "mean")
-    return _wrap(_backend.ops().reduce("mean", arr, dims, keepdim))
+    return _wrap(_ops.reduce("mean", arr, dims, keepdim))
 
 
 def _extreme(op: str, input, dim, keepdim) -> Tensor:
@@ -677,7 +684,7 @@ def _extreme(op: str, input, dim, keepdim) -> Tensor:
     arr = input._array
     dims = _reduce_dims(dim, arr.ndim, op)
     _check_nonempty(arr, dims, op)
-    return _wrap(_backend.ops().reduce(op, arr, dims, keepdim))
+    return _wrap(_ops.reduce(op, arr, dims, keepdim))
 
 
 @_public
@@ -730,9 +737,9 @@ def _extreme_with_indices(op: str, input, dim, keepdim, other):
             f"{op}(): Expected reduction dim {d} to have non-zero size "
             f"(input shape {list(arr.shape)})"
         )
-    values = _backend.ops().reduce("amax" if op == "max" else "amin", arr, (d,), keepdim)
+    values = _ops.reduce("amax" if op == "max" else "amin", arr, (d,), keepdim)
     if op == "max":
-        indices = _backend.ops().argmax(arr, d, keepdim)
+        indices = _ops.argmax(arr, d, keepdim)
     else:
         indices = np.asarray(np.argmin(arr, axis=d, keepdims=keepdim), dtype=np.int64)
     return getattr(return_types, op)(_wrap(values), _wrap(indices))
@@ -764,13 +771,13 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
             )
         if arr.ndim == 0:
             return _wrap(np.zeros((), np.int64))
-        return _wrap(_backend.ops().argmax(arr, None, keepdim))
+        return _wrap(_ops.argmax(arr, None, keepdim))
     d = _wrap_dim(dim, arr.ndim, "argmax")
     if arr.ndim == 0:
         return _wrap(np.zeros((), np.int64))
     if arr.shape[d] == 0:
         raise IndexError(f"argmax(): Expected reduction dim {d} to have non-zero size.")
-    return _wrap(_backend.ops().argmax(arr, d, keepdim))
+    return _wrap(_ops.argmax(arr, d, keepdim))
 
 
 @_public
@@ -798,7 +805,7 @@ def _softmax_like(op: str, input, dim, dtype) -> Tensor:
     d = _wrap_dim(dim, arr.ndim, op)
     if arr.ndim == 0:
         return _wrap(np.zeros((), arr.dtype) if op == "log_softmax" else np.ones((), arr.dtype))
-    return _wrap(getattr(_backend._active, op)(arr, d))
+    return _wrap(getattr(_ops, op)(arr, d))
 
 
 @_public
@@ -927,7 +934,7 @@ def _in_place(op_impl, name: str, op: str):
                     b = a.dtype.type(other)
                 else:
                     b = None
-                if b is not None and _backend.ops().binary_(op, a, b):
+                if b is not None and _ops.binary_(op, a, b):
                     return self
         result = op_impl(self, *args, **kwargs)
         target = self._array

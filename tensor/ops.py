@@ -350,7 +350,7 @@ _ROUTER = _Router()
 
 
 def _switch(on: bool) -> None:
-    _backend._active = _ROUTER if on else _kernels()
+    _backend._make_active(_ROUTER if on else _kernels())
 
 
 dispatch._set_router(_switch, PRIMITIVES)

@@ -20,10 +20,11 @@ import importlib
 import os
 from types import ModuleType
 
-__all__ = ["available", "get_backend", "ops", "set_backend"]
+__all__ = ["available", "get_backend", "on_switch", "ops", "set_backend"]
 
 _NAMES = ("numpy", "numba")
 _modules: dict[str, ModuleType] = {}
+_watchers: list = []
 _failures: dict[str, str] = {}
 _active: ModuleType
 _active_name: str
@@ -59,16 +60,16 @@ def available() -> list[str]:
 
 def set_backend(name: str) -> None:
     """Make `name` ("numpy" or "numba") compute every tensor operation from now on."""
-    global _active, _active_name
+    global _active_name
     if name not in _NAMES:
         raise ValueError(f"unknown tensor backend {name!r}: choose one of {list(_NAMES)}")
     module = _load(name)
     if module is None:
         raise RuntimeError(f"tensor backend {name!r} is not available ({_failures[name]})")
     routed = "_active" in globals() and not isinstance(_active, ModuleType)
-    if not routed:  # while a dispatch mode is on, the router stays (tensor.ops)
-        _active = module
     _active_name = name
+    if not routed:  # while a dispatch mode is on, the router stays (tensor.ops)
+        _make_active(module)
 
 
 def get_backend() -> str:
@@ -80,6 +81,24 @@ def ops() -> ModuleType:
     """The active backend module (while a dispatch mode is on: `tensor.ops`'s router,
     which turns each call into its primitive)."""
     return _active
+
+
+def on_switch(callback) -> None:
+    """Call ``callback(module)`` with the module that `ops()` returns, now and every
+    time it changes (`set_backend`, a dispatch mode's router going on or off).
+
+    The front end keeps that module in a global of its own this way: on the path
+    of every small op, reading a global is quicker than calling `ops()`."""
+    _watchers.append(callback)
+    callback(_active)
+
+
+def _make_active(module) -> None:
+    """``module`` answers `ops()` from now on; every `on_switch` callback is told."""
+    global _active
+    _active = module
+    for callback in _watchers:
+        callback(module)
 
 
 def _default_name() -> str:
