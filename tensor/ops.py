@@ -32,7 +32,7 @@ Which calls are primitives (the table `PRIMITIVES` below):
   (``tensor.tensor([...])``) are constants, not calls.
 
 The router. The front end reaches the backend through one attribute,
-``tensor.backend._active`` (``tensor.backend.ops()``). While no dispatch
+``tensor.backend.ops()`` (kept in a global by ``on_switch``). While no dispatch
 mode is on, that is the kernel module itself and nothing here costs a
 thing. While one is, it is the `_Router`: the same names and signatures,
 each turning the call into its primitive on Tensors, so the mode sees
@@ -311,7 +311,7 @@ def _call(name, *args):
 
 
 class _Router:
-    """What ``tensor.backend._active`` is while a dispatch mode is on. Names and
+    """What ``tensor.backend.ops()`` returns while a dispatch mode is on. Names and
     signatures are the backend interface's; each call becomes its primitive."""
 
     def unary(self, op, a):
