@@ -35,8 +35,9 @@ def _module_name(name: str) -> str:
     ``TENSOR_FAST=0`` asks for the kernels layer alone."""
     if name == "numpy":
         return f"{__name__}.reference"
-    fast = os.environ.get("TENSOR_FAST", "1") != "0"
-    return f"{__name__}.{'fast' if fast else 'kernels'}.backend"
+    from .fast import settings  # the one place TENSOR_FAST is read (and documented)
+
+    return f"{__name__}.{'fast' if settings.FAST else 'kernels'}.backend"
 
 
 def _load(name: str) -> ModuleType | None:
