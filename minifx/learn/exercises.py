@@ -223,6 +223,23 @@ EXERCISES: list[Exercise] = [
          "new_graph an output of their nodes, with the old output's meta, and put new_graph "
          "in a GraphModule of self.module.",
          ("tests/ch05/test_transformer.py",)),
+        ("minifx/transformer.py", "Transformer.get_attr", "an attribute read, recorded",
+         "Do not fetch the attribute: let self.tracer record a get_attr node of the same "
+         "target, and return its Proxy.",
+         ("tests/ch05/test_transformer.py",)),
+        ("minifx/transformer.py", "Transformer.call_module", "a submodule call, recorded",
+         "Find the submodule by its path, then hand it to the tracer's call_module hook "
+         "together with its forward; the tracer decides (here: always a leaf).",
+         ("tests/ch05/test_transformer.py",)),
+        ("minifx/transformer.py", "Transformer.run_node", "remember which node is running",
+         "Tell the tracer which old node is being run (source_node), run it as the "
+         "Interpreter does, and forget it again whatever happens.",
+         ("tests/ch05/test_transformer.py",)),
+        ("minifx/transformer.py", "_TransformerTracer.create_node",
+         "carry the old node's line and wrap mark",
+         "Let the Tracer make the node; then, from source_node, copy the stack trace when "
+         "the new node lacks one, and the is_wrapped mark when the target is the same.",
+         ("tests/ch05/test_transformer.py",)),
     ),
     *_rows(
         "ch06",
@@ -579,6 +596,22 @@ MORE_HINTS: dict[str, str] = {
         "The result is None for a graph without output: then add no output. Otherwise map "
         "every Proxy in it to its node (other values stay) and give that to the new "
         "graph's output. The old output node is the last node of self.graph.",
+    "Transformer.get_attr":
+        "fetch_attr would read the value now: a method called on it later would run "
+        "instead of being recorded. The tracer's create_proxy takes the op name, the "
+        "target, and the (empty) args and kwargs it was given.",
+    "Transformer.call_module":
+        "The submodule object comes from the Interpreter's fetch_attr. The hook takes the "
+        "module, the function to run if it were traced through (its forward), then args "
+        "and kwargs; it returns the Proxy to hand back.",
+    "Transformer.run_node":
+        "Set the attribute on self.tracer before calling the Interpreter's run_node "
+        "through super(); a try/finally puts None back, so an error in a rule does not "
+        "leave a stale node behind. Return what super() gave.",
+    "_TransformerTracer.create_node":
+        "super().create_node with every argument unchanged. source_node may be None "
+        "(nothing is being transformed). Compare targets with is. Write the mark into "
+        "node.meta, and return the node in every case.",
     "CodeWriter.spell":
         "Test the exact type against the plain literal types first: that is the common "
         "case, and an IntEnum member must not print as a number. A named tuple is a tuple "

@@ -25,7 +25,7 @@ from tests import HELPER_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CHAPTERS = ("ch01", "ch02", "ch03")
+CHAPTERS = ("ch01", "ch02", "ch03", "ch05")
 
 # exercise -> (text of the reference, what the bug puts in its place)
 BUGS: dict[str, tuple[str, str]] = {
@@ -61,6 +61,17 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch03.11": ("result.meta = copy.copy(node.meta)", "result.meta = node.meta"),
     "ch03.12": ("if node in val_map:\n                continue",
                 "if node in val_map:\n                pass"),
+    "ch05.1": ("args[0] if args else inspect.Signature.empty", "inspect.Signature.empty"),
+    "ch05.2": ('create_proxy("call_function", target, args, kwargs)',
+               'create_proxy("call_function", target, args, {})'),
+    "ch05.3": ("new_output.meta.update(old_output.meta)", "pass"),
+    "ch05.4": ('return self.tracer.create_proxy("get_attr", target, args, kwargs)',
+               "return self.fetch_attr(target)"),
+    "ch05.5": ("return self.tracer.call_module(submod, submod.forward, args, kwargs)",
+               "return submod(*args, **kwargs)"),
+    "ch05.6": ("finally:\n            self.tracer.source_node = None",
+               "finally:\n            pass"),
+    "ch05.7": (' and target is source.target:', ':'),
 }
 
 EXERCISES = [e for c in CHAPTERS for e in chapter_exercises(c)]
