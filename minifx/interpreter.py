@@ -197,11 +197,14 @@ class Interpreter:
         submod = self.fetch_attr(target)
         return submod(*args, **kwargs)
 
+    # --8<-- [end:opcodes]
+
+    # --8<-- [start:output]
     def output(self, target: Target, args: tuple[Argument, ...],
                kwargs: dict[str, Any]) -> Any:
         """What the graph returns: the output node's only argument."""
         return args[0]
-    # --8<-- [end:opcodes]
+    # --8<-- [end:output]
 
     # --8<-- [start:helpers]
     def fetch_attr(self, target: str) -> Any:

@@ -117,6 +117,21 @@ EXERCISES: list[Exercise] = [
          "tracer's tables; make the arguments; call it under a _Patcher; record the output.",
          ("tests/ch02/test_ch02_tracer.py", "tests/ch02/test_ch02_proxy.py",
           "tests/ch02/test_ch02_trace_errors.py")),
+        ("minifx/proxy.py", "_install_magic_methods", "give Proxy its operators",
+         "Loop over the operator tables of magic_methods.py; for each entry make a small "
+         "function that records the operator through the Proxy's tracer, name it, and "
+         "set it on the class; the reflected ones swap the operands.",
+         ("tests/ch02/test_ch02_proxy.py",)),
+        ("minifx/tracer.py", "Tracer._specialize", "a concrete_args value, checked at run time",
+         "map_aggregate over the value: each leaf gets a numbered placeholder (with the "
+         "parameter's default) and, depending on its type, an assert node, a None check "
+         "or a warning; the leaf itself goes back.",
+         ("tests/ch02/test_ch02_tracer.py",)),
+        ("minifx/tracer.py", "Tracer.create_arg", "tensors and modules met as arguments",
+         "Proxies and plain constants first; containers to the base class; then ask the "
+         "value's framework: parameter, other tensor or module, each looked up by identity "
+         "in the root, each a get_attr node or the error the docstring gives.",
+         ("tests/ch02/test_ch02_tracer.py",)),
     ),
     *_rows(
         "ch03",
@@ -205,6 +220,31 @@ EXERCISES: list[Exercise] = [
          "meta['tensor_meta'] when a tensor was found; meta['type'] is the result's type. "
          "Wrap a failure in a RuntimeError naming n.",
          ("tests/ch04/test_shape_prop.py",)),
+        ("minifx/interpreter.py", "Interpreter.fetch_attr", "find what a target names",
+         "fetch_path from self.module does the walk; turn its AttributeError into the "
+         "RuntimeError the docstring gives.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.get_attr", "the get_attr opcode",
+         "The target is a dotted path: let fetch_attr find it.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.call_function", "the call_function opcode",
+         "The target is the callable itself; the arguments are already values.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.call_method", "the call_method opcode",
+         "The first argument is the object, the target the method's name; the rest are "
+         "the method's arguments.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.call_module", "the call_module opcode",
+         "Find the submodule by its path and call it as eager code would.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "_message_with_node", "name the node in an error",
+         "Build the 'While executing' part from the node's line, add its stack trace when "
+         "it has one, and put the original message in front when there is one.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.boxed_run", "run on a list it empties",
+         "Pair the graph's placeholders with the values, check the counts first, empty "
+         "the caller's list, and run with the pairs as the initial environment.",
+         ("tests/ch04/test_interpreter.py",)),
     ),
     *_rows(
         "ch05",
@@ -494,6 +534,22 @@ MORE_HINTS: dict[str, str] = {
         "with statement, so a failing forward still restores the module class. The "
         "output node is created with create_node (op and target both 'output'), its "
         "single argument the result turned into a node argument.",
+    "_install_magic_methods":
+        "_mm.dunder and _mm.reflected_dunder give the names, _mm.operator_function the "
+        "operator. A function defined in a loop reads the loop variable when it runs, not "
+        "when it is made: bind the operator as a default argument. The recorded kwargs "
+        "are an empty dict. setattr on the Proxy class itself, after setting __name__.",
+    "Tracer._specialize":
+        "A counter from itertools, started at one, numbers the placeholders. The default "
+        "is the signature's parameter of that name; inspect.Parameter.empty means none. "
+        "Compare the leaf's exact type, not isinstance: an IntEnum member is not checked. "
+        "The assert node's first argument is the Proxy comparison itself (a Proxy ==, "
+        "which records a node). The warning points at the caller's caller.",
+    "Tracer.create_arg":
+        "The framework's is_parameter, is_tensor and is_module answer the kinds; test the "
+        "parameter before the tensor (a parameter is a tensor too). Loop over the named "
+        "members and compare with is. The message of each NameError may add where it "
+        "happened (user_location).",
     "map_aggregate":
         "Test for a leaf first (not one of _CONTAINERS). A named tuple is rebuilt from its "
         "items as positional arguments, a plain tuple from the list of items; lists stay "
@@ -585,6 +641,30 @@ MORE_HINTS: dict[str, str] = {
         "Any exception of the Interpreter's run_node becomes a RuntimeError showing the "
         "node (format_node) and its meta, chained to the original. The function you map "
         "sets a flag (nonlocal) when it meets a tensor (framework_of(obj).is_tensor).",
+    "Interpreter.fetch_attr":
+        "Catch only AttributeError. The message puts the error's own text after the "
+        "words the docstring gives; raise it from None so that no 'During handling' "
+        "context is printed.",
+    "Interpreter.get_attr":
+        "One call: self.fetch_attr with the target (a str). Read it at every run: "
+        "nothing is cached, so a parameter changed between runs is seen.",
+    "Interpreter.call_function":
+        "Call the target with the positional arguments unpacked and the keyword "
+        "arguments unpacked too; return what it returns.",
+    "Interpreter.call_method":
+        "Split args into the object and the rest. getattr on the object itself (not its "
+        "type) finds the method bound to it; call it with the rest and the kwargs.",
+    "Interpreter.call_module":
+        "self.fetch_attr gives the module. Calling the module object (not its forward) "
+        "runs its forward hooks, as eager mode does; pass both args and kwargs.",
+    "_message_with_node":
+        "e.args may be empty. The node's line is what format_node returns. The original "
+        "message and the node are separated by one blank line; the trace follows the "
+        "'Original traceback:' line on the next line.",
+    "Interpreter.boxed_run":
+        "Collect the placeholder nodes in graph order. Compare the lengths before "
+        "touching the list; zip the two into a dict before clearing it (zip is lazy). "
+        "run takes initial_env as a keyword and no positional arguments.",
     "Transformer.placeholder":
         "The target is the name, a str. The default exists only when args is not empty; "
         "otherwise it is inspect.Signature.empty. A Proxy, not a Node, goes back: the "

@@ -414,7 +414,8 @@ def test_call_module_runs_the_modules_hooks_like_torch_fx():
     for base, lib in ((minifx, tensor), (torch.fx, torch)):
         gm = base.symbolic_trace(build_keywords(lib))
         seen = []
-        gm.lin.register_forward_hook(lambda mod, args, out: seen.append(type(mod).__name__))
+        gm.lin.register_forward_hook(
+            lambda mod, args, out, seen=seen: seen.append(type(mod).__name__))
         x = lib.ones(2, 3)
         base.Interpreter(gm).run(x)
         assert seen == ["Linear"], base

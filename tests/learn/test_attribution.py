@@ -25,7 +25,7 @@ from tests import HELPER_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CHAPTERS = ("ch01", "ch02", "ch03", "ch05")
+CHAPTERS = ("ch01", "ch02", "ch03", "ch04", "ch05")
 
 # exercise -> (text of the reference, what the bug puts in its place)
 BUGS: dict[str, tuple[str, str]] = {
@@ -46,6 +46,11 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch02.7": ("return tracer.getattr(attr, _orig(mod, attr), cache)",
                "return _orig(mod, attr)"),
     "ch02.8": ("type_expr=return_type)", "type_expr=None)"),
+    "ch02.9": ('create_proxy("call_function", _fn, (lhs, self), {})',
+               'create_proxy("call_function", _fn, (self, lhs), {})'),
+    "ch02.10": ("if type(x) in constant_types:", "if isinstance(x, constant_types):"),
+    "ch02.11": ("for name, buffer in self.root.named_buffers():",
+                "for name, buffer in ():"),
     "ch03.1": ("return [map_aggregate(x, fn) for x in a]",
                "return tuple(map_aggregate(x, fn) for x in a)"),
     "ch03.2": ("x._next, self._prev = self, x", "x._next = self"),
@@ -61,6 +66,23 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch03.11": ("result.meta = copy.copy(node.meta)", "result.meta = node.meta"),
     "ch03.12": ("if node in val_map:\n                continue",
                 "if node in val_map:\n                pass"),
+    "ch04.1": ("for node in reversed(graph.nodes):", "for node in graph.nodes:"),
+    "ch04.2": ("return getattr(self, n.op)(n.target, args, kwargs)",
+               "return getattr(Interpreter, n.op)(self, n.target, args, kwargs)"),
+    "ch04.3": ('f"Node {n} referenced nonexistent value {n_arg}! Run',
+               'f"Node {n_arg} referenced nonexistent value {n}! Run'),
+    "ch04.4": ("kwargs = self.map_nodes_to_values(n.kwargs, n)", "kwargs = dict(n.kwargs)"),
+    "ch04.5": ("if args:\n                return args[0]", "if False:\n                pass"),
+    "ch04.6": ("del self.env[value]", "pass"),
+    "ch04.7": ("{'.'.join(atoms[:i + 1])}", "{'.'.join(atoms[:i])}"),
+    "ch04.8": ('n.meta["type"] = type(result)', 'n.meta["type"] = type(meta)'),
+    "ch04.9": ("nonexistent target {e}\") from None", "nonexistent target {e}\")"),
+    "ch04.10": ("return self.fetch_attr(target)", "return getattr(self.module, target)"),
+    "ch04.11": ("return target(*args, **kwargs)", "return target(*args)"),
+    "ch04.12": ("(*args_tail, **kwargs)", "(*args_tail)"),
+    "ch04.13": ("return submod(*args, **kwargs)", "return submod.forward(*args, **kwargs)"),
+    "ch04.14": ("if node.stack_trace:", "if False:"),
+    "ch04.15": ("args_list.clear()", "pass"),
     "ch05.1": ("args[0] if args else inspect.Signature.empty", "inspect.Signature.empty"),
     "ch05.2": ('create_proxy("call_function", target, args, kwargs)',
                'create_proxy("call_function", target, args, {})'),
