@@ -337,6 +337,59 @@ EXERCISES: list[Exercise] = [
          "Combine cls with the framework's module class once (cached by the pair); then "
          "make a fresh subclass of that for this one instance.",
          ("tests/ch06/test_graph_module.py",)),
+        ("minifx/codegen.py", "CodeWriter.emit_get_attr", "an attribute read's line",
+         "The left side as every node's; the right side is the target spelled as a path "
+         "from the module's name, with getattr for atoms that are no identifiers.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.emit_call_module", "a submodule call's line",
+         "Spell the module as a path from the module's name, as get_attr does, and call "
+         "it with the node's arguments spelled.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.format_args", "the inside of a call",
+         "Spell the positional arguments, then the keyword ones as key = value; keys that "
+         "cannot be keywords go into one ** dict at the end.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.finish", "the def line and the indented body",
+         "Pick the body (or pass), let the body transformer see it, add the wrap lines "
+         "above, then the def line from gen_fn_def and the body indented; hand back a "
+         "PythonCode with the globals.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.add_global", "bind an object as a global",
+         "Answer a known object as before; a package path goes through spell_package; "
+         "otherwise name it with the namespace and bind it, refusing a name taken by "
+         "another object.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.spell_package", "tensor.sigmoid, bound by its package",
+         "Bind the first part of the path once, under its own name unless a node or "
+         "parameter took it; spell the rest after it.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.spell_builtin", "getattr, unless a parameter took it",
+         "A free name is its own spelling; a taken one gets one alias from the namespace, "
+         "bound to the builtin, and keeps it.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.spell_type", "spell an annotation",
+         "Classes, the empty tuple, X | Y unions, generics with their parameters, then "
+         "anything else: each case in the order the docstring gives, binding what is no "
+         "builtin.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "_names_in_use", "the names globals must not take",
+         "One pass over the nodes: collect names, refusing a repeated or illegal one; a "
+         "placeholder adds its parameter's name without stars.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "_package_path", "can a callable print as tensor.sigmoid",
+         "Rule out what cannot be a path, ask qualified_name, check the package and the "
+         "atoms, and make sure the path leads back to the very object.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
     ),
     *_rows(
         "ch07",
@@ -749,6 +802,47 @@ MORE_HINTS: dict[str, str] = {
         "made with type(name, bases, namespace): bases (cls, base) so GraphModule's "
         "methods come first; its namespace holds __module__ and _module_base. The final "
         "class has only the combined one (or cls) as its base and the same __module__.",
+    "CodeWriter.emit_get_attr":
+        "format_target takes the root's name, the target and the getattr spelling "
+        "(self.getattr_name: a parameter may have taken the name getattr). Append one "
+        "piece, 'lhs = path', to self.body.",
+    "CodeWriter.emit_call_module":
+        "Take the left side before spelling anything: spelling may bind globals, and the "
+        "order of the globals follows the order of the code. format_args takes node.args "
+        "and node.kwargs.",
+    "CodeWriter.format_args":
+        "is_plain_identifier tells which keys can be keywords. Keep the kwargs' order. The "
+        "dict of the other keys is spelled like any argument (a dict literal) after two "
+        "stars. An empty kwargs adds nothing.",
+    "CodeWriter.finish":
+        "A list concatenation, then 'or' for the empty case. add_global(wrap, 'wrap') "
+        "gives the name to call; quote each function's name with _quote and join the "
+        "calls with newlines. Indent with a replace of every newline by a newline and "
+        "four spaces, after stripping the leading newlines, and indent the first line too.",
+    "CodeWriter.add_global":
+        "Cache in self._spelled_as keyed by id(obj), in both branches. _package_path "
+        "gives the path or None. namespace.create_name(hint, obj) returns the same name "
+        "for the same object. The error compares with is.",
+    "CodeWriter.spell_package":
+        "str.partition splits off the package. self._package_names remembers the chosen "
+        "name per package; sys.modules gives the module to bind. Only a name in "
+        "self.taken needs namespace.create_name.",
+    "CodeWriter.spell_builtin":
+        "self._builtin_names remembers each alias. The value comes from "
+        "self.custom_builtins when the name is there, else from the builtins module "
+        "(imported as _builtins).",
+    "CodeWriter.spell_type":
+        "A generic alias such as list[int] is an instance of type in some versions: test "
+        "for __origin__ too. typing.get_args gives a union's members and a generic's "
+        "parameters. Each recursive answer may be None: wrap it in str() before joining.",
+    "_names_in_use":
+        "Two sets: node names, and the parameters; the answer is their union. Check a name "
+        "against the names seen so far before adding it. lstrip removes the stars.",
+    "_package_path":
+        "Test callable first, then builtins classes. Catch RuntimeError and AttributeError "
+        "around qualified_name. partition the path on the first dot; every atom of the "
+        "rest must be a plain identifier before _resolve(package, rest) is compared "
+        "with the object by is.",
     "fuse_conv_bn_weights":
         "Work on the NumPy arrays (._array). A missing BN weight means ones, a missing BN "
         "bias or conv bias zeros. Reshape the scale to (-1, 1, 1, ...) so that it scales "

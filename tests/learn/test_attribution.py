@@ -25,7 +25,7 @@ from tests import HELPER_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CHAPTERS = ("ch01", "ch02", "ch03", "ch04", "ch05")
+CHAPTERS = ("ch01", "ch02", "ch03", "ch04", "ch05", "ch06")
 
 # exercise -> (text of the reference, what the bug puts in its place)
 BUGS: dict[str, tuple[str, str]] = {
@@ -94,6 +94,37 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch05.6": ("finally:\n            self.tracer.source_node = None",
                "finally:\n            pass"),
     "ch05.7": (' and target is source.target:', ':'),
+    "ch06.1": ('return f"({self.spell(arg[0])},)"', 'return f"({self.spell(arg[0])})"'),
+    "ch06.2": ('default = f" = {self.spell(node.args[0])}" if node.args else ""',
+               'default = ""'),
+    "ch06.3": ("self.wrapped.setdefault(fn)", "pass"),
+    "ch06.4": ("self.format_args(node.args[1:], node.kwargs)",
+               "self.format_args(node.args, node.kwargs)"),
+    "ch06.5": ('f"{getattr_name}({result}, {_quote(elem)})"', 'f"{result}[{_quote(elem)}]"'),
+    "ch06.6": ('candidate = "_" + candidate', "candidate = candidate"),
+    "ch06.7": ("if not node.users:", "if False:"),
+    "ch06.8": ('f" -> {spelled}" if spelled', 'f"->{spelled}" if spelled'),
+    "ch06.9": ('if node.op not in ("placeholder", "output"):', 'if node.op != "output":'),
+    "ch06.10": ("linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)",
+                "pass"),
+    "ch06.11": ("self._code = python_code.src", "self._code = python_code.src.strip()"),
+    "ch06.12": ('return type(cls.__name__, (cls,), {"__module__": cls.__module__})',
+                "return cls"),
+    "ch06.13": ("format_target(self.root, node.target, self.getattr_name)",
+                'format_target(self.root, node.target, "getattr")'),
+    "ch06.14": ("self.format_args(node.args, node.kwargs)", "self.format_args(node.args, {})"),
+    "ch06.15": ('f"{k} = {self.spell(v)}"', 'f"{k}={self.spell(v)}"'),
+    "ch06.16": ('code = "".join(body).lstrip("\\n")', 'code = "".join(body)'),
+    "ch06.17": ("if spelling in self.globals and self.globals[spelling] is not obj:",
+                "if False:"),
+    "ch06.18": ("name = package if package not in self.taken else "
+                "self.namespace.create_name(package)", "name = package"),
+    "ch06.19": ("value = (self.custom_builtins[name] if name in self.custom_builtins\n"
+                "                     else getattr(_builtins, name))",
+                "value = getattr(_builtins, name)"),
+    "ch06.20": ('return "|".join(', 'return " | ".join('),
+    "ch06.21": ('params.add(n.target.lstrip("*"))', "params.add(n.target)"),
+    "ch06.22": ("if node_mod._resolve(package, rest) is not obj:", "if False:"),
 }
 
 EXERCISES = [e for c in CHAPTERS for e in chapter_exercises(c)]
