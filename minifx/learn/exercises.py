@@ -77,6 +77,19 @@ EXERCISES: list[Exercise] = [
          "Strings as they are; builtins as builtins.name, _operator functions as "
          "operator.name; the rest by qualified_name (repr when it has no name).",
          ("tests/ch01/test_ch01_first_example.py",)),
+        ("minifx/node.py", "qualified_name", "the dotted name of a target",
+         "Special spellings first (an __fx_name__, a framework's, a builtin's bare name); "
+         "then module and qualname, repaired when no path leads back to the object; then "
+         "drop private module segments while the parent still exposes it.",
+         ("tests/ch01/test_ch01_naming.py", "tests/ch01/test_ch01_first_example.py")),
+        ("minifx/node.py", "type_repr", "how an annotation prints",
+         "Classes by name (builtins bare, others qualified), the ellipsis and plain "
+         "functions specially, and everything else by its repr.",
+         ("tests/ch01/test_ch01_naming.py", "tests/ch01/test_ch01_first_example.py")),
+        ("minifx/node.py", "_format_arg", "how an argument prints",
+         "Recurse through lists, tuples and dicts; a Node prints with a %; everything else "
+         "by str.",
+         ("tests/ch01/test_ch01_naming.py", "tests/ch01/test_ch01_first_example.py")),
     ),
     *_rows(
         "ch02",
@@ -544,6 +557,19 @@ MORE_HINTS: dict[str, str] = {
         "Look at the target's __module__ and __name__: modules 'builtins' and '_operator' "
         "get the prefixes builtins. and operator.; for everything else ask qualified_name, "
         "and fall back to repr when it raises RuntimeError (a functools.partial).",
+    "qualified_name":
+        "Look __fx_name__ up on the type, not the instance. getattr with a default reads "
+        "__name__, __qualname__ and __module__ (a descriptor has no __module__). _resolve "
+        "follows a module name and a dotted path, giving None when it fails; compare its "
+        "answer with is. A lambda's qualname contains '<lambda>'. Work on the module's "
+        "parts as a list and stop at the first parent that does not give the object.",
+    "type_repr":
+        "A generic alias like list[int] is not a class: check for types.GenericAlias. "
+        "Compare the class's __module__ with 'builtins'. The ellipsis is a singleton: "
+        "test it with is. types.FunctionType recognises a plain function.",
+    "_format_arg":
+        "Test Node first. Join the spelled items with ', '. A tuple of one item needs the "
+        "trailing comma, as Python writes it. Dict keys print with str, values recursively.",
     "TracerBase.create_arg":
         "The order of the checks matters: Proxy first, then the exact fast types (plain "
         "constants, Nodes, a tuple, an empty dict), then objects with __fx_create_arg__, "
