@@ -372,12 +372,19 @@ class CodeWriter:
         # Anything else has no safe literal spelling: bind it as a global.
         return self.add_global(arg)
 
+    # --8<-- [start:spell_float]
     def spell_float(self, x: float) -> str:
-        """``1.5``, ``-inf``: inf and nan are globals of the code (custom builtins)."""
+        """``1.5``, ``-inf``: inf and nan are globals of the code (custom builtins).
+
+        The float's ``repr``; when that is ``inf`` or ``nan`` (a custom
+        builtin, after any ``-``), the name is spelled by ``spell_builtin``,
+        so a parameter called ``inf`` makes it ``-inf_1``, bound to the float
+        infinity, not to the parameter. The sign stays in front."""
         text = repr(x)
         bare = text.lstrip("-")
         return text if bare not in self.custom_builtins else text.replace(
             bare, self.spell_builtin(bare))
+    # --8<-- [end:spell_float]
 
     # --8<-- [start:globals]
     def format_args(self, args: tuple, kwargs: dict) -> str:

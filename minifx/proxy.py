@@ -293,8 +293,16 @@ class Attribute(Proxy):
 
 
 # --8<-- [start:record_call]
+# --8<-- [start:find_proxy]
 def find_proxy(args: tuple, kwargs: dict) -> Proxy | None:
-    """The first Proxy among a call's arguments, nested in containers or not."""
+    """The first Proxy among a call's arguments, nested in containers or not.
+
+    "First" is in the order the arguments are written: the positional ones,
+    then the keyword ones' values, each container (tuple, list, dict
+    values, slice) walked item by item before the next argument, as
+    ``map_aggregate`` walks them. So in ``(c, [y], x)`` the answer is ``y``.
+    None when there is no Proxy at all.
+    """
     for a in args:  # the usual case, a Proxy among the positional arguments
         if isinstance(a, Proxy):
             return a
@@ -309,6 +317,7 @@ def find_proxy(args: tuple, kwargs: dict) -> Proxy | None:
 
     map_aggregate((args, kwargs), look)
     return found[0] if found else None
+# --8<-- [end:find_proxy]
 
 
 def _record_call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Proxy:

@@ -145,6 +145,11 @@ EXERCISES: list[Exercise] = [
          "value's framework: parameter, other tensor or module, each looked up by identity "
          "in the root, each a get_attr node or the error the docstring gives.",
          ("tests/ch02/test_ch02_tracer.py",)),
+        ("minifx/proxy.py", "find_proxy", "the Proxy that records a call",
+         "Walk the arguments in the order they are written, into containers too, and "
+         "answer the first Proxy met (or None); a quick look at the plain positional "
+         "arguments first is allowed, as long as the order stays right.",
+         ("tests/ch02/test_ch02_proxy.py",)),
     ),
     *_rows(
         "ch03",
@@ -403,6 +408,11 @@ EXERCISES: list[Exercise] = [
          "atoms, and make sure the path leads back to the very object.",
          ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
           "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.spell_float", "a float as source",
+         "repr does it, except for infinity and nan, which are names of the code: spell "
+         "the name as a builtin, keeping the sign.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
     ),
     *_rows(
         "ch07",
@@ -629,6 +639,14 @@ MORE_HINTS: dict[str, str] = {
         "parameter before the tensor (a parameter is a tensor too). Loop over the named "
         "members and compare with is. The message of each NameError may add where it "
         "happened (user_location).",
+    "find_proxy":
+        "A loop over args may return a Proxy it meets before any container, and must "
+        "stop at the first container, which may hide an earlier one. Then let "
+        "map_aggregate visit (args, kwargs) with a function that appends each Proxy to a "
+        "list and returns its argument unchanged.",
+    "CodeWriter.spell_float":
+        "Strip the leading '-' to find the bare text; self.custom_builtins holds inf and "
+        "nan. Replace the bare text in the repr by spell_builtin's answer.",
     "map_aggregate":
         "Test for a leaf first (not one of _CONTAINERS). A named tuple is rebuilt from its "
         "items as positional arguments, a plain tuple from the list of items; lists stay "

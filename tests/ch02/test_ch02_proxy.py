@@ -215,3 +215,27 @@ def test_proxy_is_hashable_and_repr_names_its_node():
 def test_trace_error_is_a_value_error():
     assert issubclass(TraceError, ValueError)
     assert issubclass(minifx.proxy.TraceError, RuntimeError)
+
+
+def test_find_proxy_finds_the_first_proxy_in_written_order():
+    from minifx.proxy import find_proxy
+
+    graph = minifx.Graph()
+    x, y = Proxy(graph.placeholder("x")), Proxy(graph.placeholder("y"))
+    assert find_proxy((1, x, y), {}) is x
+    assert find_proxy((1, [2, (3, y)], x), {}) is y  # inside the container that comes first
+    assert find_proxy((1, 2), {"k": x, "j": y}) is x
+    assert find_proxy((1,), {"k": {"a": [y]}}) is y
+    assert find_proxy((slice(None, y),), {}) is y
+    assert find_proxy((1, "s", None), {"k": [2]}) is None
+
+
+def test_a_proxy_inside_a_list_argument_records_the_call_like_torch_fx():
+    def build(lib):
+        def program(x):
+            return lib.cat([lib.ones(2), x], dim=0), lib.stack(tensors=[x, x])
+        return program
+
+    ours, _ = assert_same_trace(build)
+    assert [n.target for n in ours.graph.find_nodes(op="call_function")][-2:] == [
+        tensor.cat, tensor.stack]

@@ -170,3 +170,21 @@ def test_only_a_callable_reachable_by_its_own_path_prints_as_a_path(monkeypatch)
     assert _package_path(shadow) == "tensor.made_up"
     monkeypatch.setattr(tensor, "made_up", _Callable())
     assert _package_path(shadow) is None  # the path leads to another object
+
+
+def test_infinities_and_nan_are_spelled_as_globals_even_when_a_parameter_hides_them():
+    for hidden in ("x", "inf", "nan"):
+        g = minifx.Graph()
+        p = g.placeholder(hidden)
+        scaled = g.call_function(operator.mul, (p, -float("inf")))
+        g.output((g.call_function(operator.add, (scaled, float("nan"))), 1.5, -0.25))
+        gm = minifx.GraphModule(tensor.nn.Module(), g)
+        inf_name = gm.code.split("* -")[1].split(";")[0]
+        nan_name = gm.code.split("mul + ")[1].split(";")[0]
+        assert (inf_name == "inf") == (hidden != "inf")  # renamed only when hidden
+        assert (nan_name == "nan") == (hidden != "nan")
+        assert gm.forward.__globals__[inf_name] == float("inf")
+        assert gm.forward.__globals__[nan_name] != gm.forward.__globals__[nan_name]
+        assert "(add, 1.5, -0.25)" in gm.code
+        value, *rest = gm(2.0)
+        assert value != value and rest == [1.5, -0.25]  # nan

@@ -55,6 +55,7 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch02.10": ("if type(x) in constant_types:", "if isinstance(x, constant_types):"),
     "ch02.11": ("for name, buffer in self.root.named_buffers():",
                 "for name, buffer in ():"),
+    "ch02.12": ("return found[0] if found else None", "return found[-1] if found else None"),
     "ch03.1": ("return [map_aggregate(x, fn) for x in a]",
                "return tuple(map_aggregate(x, fn) for x in a)"),
     "ch03.2": ("x._next, self._prev = self, x", "x._next = self"),
@@ -129,6 +130,7 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch06.20": ('return "|".join(', 'return " | ".join('),
     "ch06.21": ('params.add(n.target.lstrip("*"))', "params.add(n.target)"),
     "ch06.22": ("if node_mod._resolve(package, rest) is not obj:", "if False:"),
+    "ch06.23": ("bare, self.spell_builtin(bare))", "bare, bare)"),
 }
 
 EXERCISES = [e for c in CHAPTERS for e in chapter_exercises(c)]
