@@ -200,7 +200,11 @@ class CodeWriter:
 
     def emit_call_function(self, node: Node) -> None:
         """Writes ``name = fn(args)``, ``name = x + y`` for an operator, ``x += y;  name = x``
-        for an in-place one and ``name = x.shape`` for ``getattr(x, "shape")``."""
+        for an in-place one and ``name = x.shape`` for ``getattr(x, "shape")``.
+
+        A node whose meta says ``is_wrapped`` (a call of a ``minifx.wrap``
+        function) also records the function's spelling in ``self.wrapped``, so
+        that ``finish`` writes ``wrap("name")`` above ``forward``."""
         lhs, args = self.lhs(node), node.args
         operator = operator_format(node.target)
         if operator is not None:

@@ -315,7 +315,8 @@ EXERCISES: list[Exercise] = [
          "operator_format and inplace_format give templates for operators; otherwise "
          "add_global names the function; getattr(x, 'name') prints as x.name; "
          "self.format_args spells the arguments; note wrapped functions.",
-         ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py",
+          "tests/ch06/test_codegen_writer.py")),
         ("minifx/codegen.py", "CodeWriter.emit_call_method", "a method call's line",
          "Spell the object, pick attribute syntax or getattr with a quoted name, and "
          "format the other arguments.",
