@@ -297,10 +297,34 @@ EXERCISES: list[Exercise] = [
          "_parent_name('a.b.c') is ('a.b', 'c'); set modules[target] and setattr the "
          "parent module; refuse a target that is not a string.",
          ("tests/ch07/test_fuse.py",)),
+        ("minifx/experimental/optimization.py", "fuse", "fold every Conv -> BN pair of a model",
+         "Copy unless inplace, trace unless no_trace, edit a copy of the graph; per pattern of "
+         "the framework, fold each matching pair whose layer has one reader and whose "
+         "BatchNorm tracks running statistics; refuse training mode.",
+         ("tests/ch07/test_fuse.py",)),
         ("minifx/subgraph_rewriter.py", "_SubgraphMatcher._match_node",
          "match one pattern node against the graph",
          "Same kind of node, consistent with what is already mapped, and args that match "
          "recursively; placeholders match anything.",
+         ("tests/ch07/test_subgraph_rewriter.py",)),
+        ("minifx/subgraph_rewriter.py", "_SubgraphMatcher._match_args",
+         "match two argument lists item by item",
+         "Same length; Nodes through _match_node, sequences recursively, a placeholder may "
+         "stand for a constant (the same one each time), constants by type and value.",
+         ("tests/ch07/test_subgraph_rewriter.py",)),
+        ("minifx/subgraph_rewriter.py", "_is_convex", "would merging the nodes make a cycle",
+         "Search forwards from the users outside the set; meeting the set again means a path "
+         "left it and came back.",
+         ("tests/ch07/test_subgraph_rewriter.py",)),
+        ("minifx/subgraph_rewriter.py", "_SubgraphMatcher.match",
+         "find every occurrence of the pattern",
+         "Candidates per anchor in graph order; match the anchors one after the other, each "
+         "attempt on a copy of the pairs; keep contained, convex, non-overlapping matches.",
+         ("tests/ch07/test_subgraph_rewriter.py",)),
+        ("minifx/subgraph_rewriter.py", "replace_pattern", "put the replacement in each match",
+         "Per match: check the inputs agree, follow earlier replacements, copy the replacement "
+         "graph in before the first reader, rewire the readers, erase the old nodes; then "
+         "recompile and bring the replacement module's attributes.",
          ("tests/ch07/test_subgraph_rewriter.py",)),
     ),
     *_rows(
@@ -309,20 +333,69 @@ EXERCISES: list[Exercise] = [
          "Tensors by TensorSpec(shape, dtype); lists, tuples and dicts item by item, "
          "tagged with their type; other values by (type name, value), or repr if unhashable.",
          ("tests/ch08/test_compile.py",)),
-        ("minifx/compiler/fusion.py", "find_groups", "group neighbouring elementwise nodes",
-         "Start from each unclaimed fusible node, last first; an input joins the group "
-         "once all of its users are in it; each group and the list are in graph order.",
+        ("minifx/compiler/compiled.py", "CompiledModel.__call__", "look the inputs up in the cache",
+         "Bind the call to the signature (defaults too) unless it is all positional; the key "
+         "describes each input; compile a key seen for the first time; run what the cache holds.",
+         ("tests/ch08/test_compile.py",)),
+        ("minifx/compiler/compiled.py", "CompiledModel._compile", "trace, then ask the backend",
+         "Inputs that hold no tensor become concrete_args; trace the model with them; the "
+         "backend's answer must be callable.",
+         ("tests/ch08/test_compile.py",)),
+        ("minifx/compiler/elementwise.py", "_canonical_name", "which operation a node performs",
+         "Methods by their name; Python operators from _OPERATORS; other functions by "
+         "qualified_name, split into the library package and the rest (_FUNCTIONS).",
          ("tests/ch08/test_fusion.py",)),
-        ("minifx/compiler/kernel.py", "kernel_source", "write a fused kernel's source",
-         "Names come from a Namespace; the outside nodes the members read are the array "
-         "parameters (read as name[i]); each member is one scalar line in its compute "
-         "dtype, reading the lines before it; the last one is stored into out[i].",
+        ("minifx/compiler/elementwise.py", "_bind", "arguments by parameter name",
+         "Positional args fill the names in order; keywords fill the rest; a keyword that is no "
+         "parameter passes only at its harmless value; anything odd gives None.",
          ("tests/ch08/test_fusion.py",)),
         ("minifx/compiler/elementwise.py", "as_pointwise", "is this node elementwise",
          "_canonical_name gives the op's name, then _bind its args to _PARAMETERS[op] "
          "(x.where(c, y) is reordered); clamp needs number bounds; operands are Nodes or "
          "numbers, at least one a Node.",
          ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/elementwise.py", "as_reduction", "is this node a row reduction",
+         "Find the op (method or library function in REDUCTIONS), drop harmless keywords, "
+         "bind to input, dim, keepdim; the dim kept must be the last.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/fusion.py", "_dtypes_fit", "can the kernels compute these dtypes",
+         "No unknown dtype; comparisons: float operands, bool result; others: a float result, "
+         "a bool condition for where, float or bool operands.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/fusion.py", "fusible_nodes", "every node a kernel may hold",
+         "Per node in order: a pointwise form whose dtypes fit, or else a row reduction.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/fusion.py", "_joins", "may this node join a group with reductions",
+         "An elementwise node needs no full shape yet, or the full or row shape; a reduction "
+         "needs the same full shape and members of the two shapes only.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/fusion.py", "find_groups", "group neighbouring elementwise nodes",
+         "Start from each unclaimed fusible node, last first; an input joins the group "
+         "once all of its users are in it; each group and the list are in graph order.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/kernel.py", "start_kernel", "names, inputs and the kernel's name",
+         "Reserve the kernel's own names first; collect the outside nodes the members read, "
+         "once each; name the function after the first four distinct ops.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/kernel.py", "expression", "one operation as a scalar expression",
+         "Pick the compute dtype (the common one for comparisons); clamp nests maximum and "
+         "minimum; where reads its condition as bool; constant powers as ** n, sqrt or rsqrt; "
+         "otherwise the op's template.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/kernel.py", "kernel_source", "write a fused kernel's source",
+         "Names come from a Namespace; the outside nodes the members read are the array "
+         "parameters (read as name[i]); each member is one scalar line in its compute "
+         "dtype, reading the lines before it; the last one is stored into out[i].",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/fusion.py", "replace_group", "one kernel node for a group",
+         "Collect the dtypes; a flat kernel, or a row kernel around the reductions; insert the "
+         "call before the last member, fill its meta, move the readers, erase the group.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/fusion.py", "plan_buffers", "hand dead buffers to kernels",
+         "For each kernel without a buffer, the first earlier fresh intermediate of its shape "
+         "and dtype whose readers all ran before it, are fresh producers and did not write "
+         "into it; append it as an argument.",
+         ("tests/ch08/test_buffer_reuse.py",)),
     ),
     *_rows(
         "ch09",
@@ -654,6 +727,34 @@ MORE_HINTS: dict[str, str] = {
         "one pattern node only. _same_kind compares op and target. Map the pair before "
         "looking at the args; then the counts of args and the kwargs' names must agree, "
         "and _match_args compares the args followed by the kwargs' values.",
+    "fuse":
+        "The model's framework gives the triples (its fusion_patterns). Build modules from the "
+        "traced module's named_modules() and deepcopy traced.graph before editing. Walking "
+        "the graph's nodes while erasing the visited one is safe. The layer node is the "
+        "BatchNorm node's first argument; check its users, then track_running_stats, then the "
+        "training flags of both modules. The message names targets and type names as they "
+        "are, unquoted.",
+    "_SubgraphMatcher._match_args":
+        "zip the two lists after comparing their lengths; stop at the first pair that fails. "
+        "Test both-Nodes first, then both-sequences. A pattern Node facing a constant must be "
+        "a placeholder; use nodes_map to remember what it stood for. A graph Node facing a "
+        "pattern constant fails. Compare constants with type(...) is type(...) too.",
+    "_is_convex":
+        "An iterative depth-first search: a stack seeded with the outside users of the "
+        "set's nodes, a seen set so each node is expanded once, and each popped node's users "
+        "pushed. The set itself is only ever met coming back.",
+    "_SubgraphMatcher.match":
+        "A nested recursive function of (anchor index, pairs so far): past the last anchor, "
+        "record a _Found; else, for each candidate, copy the pairs, try _match_node, and on "
+        "success recurse with the next index. The list of candidates is built once, before "
+        "the search. Filter with _is_contained and _is_convex(_compute_nodes(m)), then "
+        "_without_overlaps.",
+    "replace_pattern":
+        "The placeholders of the replacement graph, in order, are what val_map maps to the "
+        "match's placeholder_nodes. graph_copy returns one Node or a tuple: make it a tuple. "
+        "Keep a dict from each replaced result to its new node, for later matches. Erase "
+        "match.nodes_map[pn] for the pattern's nodes in reverse, skipping placeholders and "
+        "the output. Only a module replacement (not a Graph) has attributes to copy.",
     "describe":
         "A tensor's spec holds its shape as a tuple. A list or tuple becomes (its type's "
         "name, the tuple of described items); a dict ('dict', pairs of key and described "
@@ -668,6 +769,60 @@ MORE_HINTS: dict[str, str] = {
         "constant operand goes through _constant; a Node in another dtype than the compute "
         "dtype is converted with _numpy_spelling. Loop over out.size. Import scalar only "
         "when a line uses it.",
+    "CompiledModel.__call__":
+        "Binding gives an ordered mapping of parameter names to values: its values, in "
+        "order, are the inputs, and the mapping itself goes to _compile. Use the cache's get "
+        "and compare with None (a cached callable is never None). Store the compiled "
+        "callable before calling it.",
+    "CompiledModel._compile":
+        "A dict comprehension over the bound arguments keeps those where _holds_tensor is "
+        "false; an empty dict becomes None. The name in the message falls back to repr when "
+        "the backend has no __name__ (getattr with a default).",
+    "_canonical_name":
+        "Test op first: call_method, then call_function, else None. A call_method target "
+        "must be a str. qualified_name may raise for odd targets: catch RuntimeError and "
+        "AttributeError. Split the name at the first dot (str.partition): the package, then "
+        "the rest that _FUNCTIONS knows.",
+    "_bind":
+        "zip the names with the args (after the length check) into a dict. Walk kwargs: a key "
+        "already bound is a clash; a key among names is bound; otherwise look it up in "
+        "_HARMLESS and compare the value with !=, and on a mismatch or an unknown key give up.",
+    "as_reduction":
+        "The call_function branch asks qualified_name inside a try (RuntimeError, "
+        "AttributeError give None) and partitions it at the first dot. Filter the kwargs "
+        "before _bind: drop a key when _REDUCTION_HARMLESS has it with that same value. "
+        "keepdim is compared with 'is True'; _last_dim judges dim.",
+    "_dtypes_fit":
+        "np.dtype compares equal to None's default dtype, so test None with 'is' before any "
+        "'in'. Unpack where's condition from the operands when form.operands[0] is a Node. "
+        "A comparison's operands must all be in _FLOATS.",
+    "fusible_nodes":
+        "as_pointwise first; when it gives None try _reduction and go on to the next node "
+        "either way. The dtypes for _dtypes_fit are node_dtype of the node and of each of "
+        "form.input_nodes.",
+    "_joins":
+        "_reads of a node's form is None for an elementwise node. An elementwise node returns the "
+        "full shape unchanged. A reduction checks every member of the group (not only the "
+        "ones added last) against its own shape and row_shape of it.",
+    "start_kernel":
+        "Create each reserved name before any other. A list and a membership test keep "
+        "first-use order (a set would not). dict.fromkeys over the ops keeps the distinct "
+        "ones in order; slice the first four and join them with underscores.",
+    "expression":
+        "np.result_type over the dtypes of form.input_nodes for a comparison. clamp: wrap "
+        "the maximum first, then the minimum, each only when its bound is not None. where: "
+        "condition as np.dtype(np.bool_). _pow_as gives 'mul', 'sqrt', 'rsqrt' or None; "
+        "the 'mul' case writes the exponent from _small_integer.",
+    "replace_group":
+        "The full shape is the _reads of the first member whose form is a Reduction (next "
+        "with a default of None). The work counts every member when full is None, else the "
+        "reductions and the members whose node_shape is full. Insert before the last member "
+        "(the graph's inserting_before) and create_node with a name; erase in reversed order.",
+    "plan_buffers":
+        "Keep the node order as a list and a position dict. Only a kernel whose reuse is "
+        "None looks for a buffer; walk order[:position[node]] and stop at the first that "
+        "fits (break). A candidate needs users; each user must come before the kernel, be "
+        "_fresh, and have no writes_into of that candidate's name.",
     "as_pointwise":
         "None for anything that cannot fuse. The method form of where has self second. "
         "_bind gives None when the arguments do not fit. clamp needs number (or None) "

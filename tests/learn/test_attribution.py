@@ -25,7 +25,7 @@ from tests import HELPER_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CHAPTERS = ("ch01", "ch02", "ch03")
+CHAPTERS = ("ch01", "ch02", "ch03", "ch07", "ch08")
 
 # exercise -> (text of the reference, what the bug puts in its place)
 BUGS: dict[str, tuple[str, str]] = {
@@ -61,6 +61,34 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch03.11": ("result.meta = copy.copy(node.meta)", "result.meta = node.meta"),
     "ch03.12": ("if node in val_map:\n                continue",
                 "if node in val_map:\n                pass"),
+    "ch07.1": ("fused_b = ((bias - mean) * scale + beta)", "fused_b = (bias * scale + beta)"),
+    "ch07.2": ("if type(modules[current.target]) is not expected_type:",
+               "if not isinstance(modules[current.target], expected_type):"),
+    "ch07.3": ("setattr(modules[parent_name], name, new_module)", "pass"),
+    "ch07.4": ("if len(layer_node.users) > 1:", "if len(layer_node.users) > 2:"),
+    "ch07.5": ("if any(v is gn for v in nodes_map.values()):", "if False:"),
+    "ch07.6": ("ok = type(pa) is type(ga) and pa == ga", "ok = pa == ga"),
+    "ch07.7": ("if node in inside:\n            return False",
+               "if node in inside:\n            continue"),
+    "ch07.8": ("attempt = dict(nodes_map)", "attempt = nodes_map"),
+    "ch07.9": ("replaced[old] = new", "pass"),
+    "ch08.1": ("return (type(value).__name__, tuple(describe(v) for v in value))",
+               "return tuple(describe(v) for v in value)"),
+    "ch08.2": ("bound.apply_defaults()", "pass"),
+    "ch08.3": ("if not _holds_tensor(v)", "if not _is_tensor(v)"),
+    "ch08.4": ("if package not in library_packages():", "if False:"),
+    "ch08.5": ("if key in bound:\n            return None", "if key in bound:\n            pass"),
+    "ch08.6": ("args = (args[1], args[0], args[2])", "args = (args[0], args[1], args[2])"),
+    "ch08.7": ('if bound.get("keepdim") is not True', 'if not bound.get("keepdim")'),
+    "ch08.8": ("if condition != _BOOL:", "if False:"),
+    "ch08.9": ("if reduction is not None:", "if False:"),
+    "ch08.10": ("if full is not None and own != full:", "if False:"),
+    "ch08.11": ("and all(u in group for u in a.users)):", "):"),
+    "ch08.12": ("ops[:4]", "ops[:3]"),
+    "ch08.13": ("if form.high is not None:", "if form.high:"),
+    "ch08.14": ('out[i] = {local[members[-1]]}', 'out[i] = {local[members[0]]}'),
+    "ch08.15": ("for n in reversed(members):", "for n in members:"),
+    "ch08.16": ("                break\n", "\n"),
 }
 
 EXERCISES = [e for c in CHAPTERS for e in chapter_exercises(c)]
