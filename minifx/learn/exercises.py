@@ -404,16 +404,65 @@ EXERCISES: list[Exercise] = [
          "__module__ + __name__ (never __qualname__); Tensor descriptors are "
          "torch.Tensor.name; a builtin without a module is looked up in torch and "
          "torch.nn.functional; torch._ops prints as torch.ops; not torch's gives None.",
-         ("tests/ch09/test_parity.py",)),
+         ("tests/ch09/test_parity.py", "tests/ch09/test_adapter_hooks.py")),
         ("minifx/frameworks/torch_framework.py", "TorchFramework.method_name",
          "which torch callables are Tensor methods",
          "A member of _TENSOR_METHODS, or a property getter (named '__get__'), is a Tensor "
          "method: answer its name; anything else gives None.",
-         ("tests/ch09/test_parity.py",)),
+         ("tests/ch09/test_parity.py", "tests/ch09/test_adapter_hooks.py")),
+        ("minifx/frameworks/torch_framework.py", "_hooks_of", "name a module's forward hooks",
+         "Pre-hooks, then hooks, from the module's two hook dicts; label each by its "
+         "qualified name, or its type's name when it has none.",
+         ("tests/ch09/test_adapter_hooks.py",)),
+        ("minifx/frameworks/torch_framework.py", "refuse_lost_hooks",
+         "refuse hooks a trace would drop",
+         "No hooks: nothing to do. Else one RuntimeError saying where (the root or the "
+         "submodule's path), the module's type, the hooks, and the two ways out.",
+         ("tests/ch09/test_adapter_hooks.py",)),
+        ("minifx/frameworks/torch_framework.py", "_torch_objects",
+         "the torch objects dotted names name",
+         "Follow each dotted name from the torch module one attribute at a time; keep what "
+         "exists, as a frozen set.",
+         ("tests/ch09/test_adapter_hooks.py",)),
+        ("minifx/frameworks/torch_framework.py", "TorchFramework.has_side_effect",
+         "does a torch call have a side effect",
+         "The known set first; an op packet answers as its default overload; an overload by "
+         "its schema's mutability, the set, or (when asked) its random seeding.",
+         ("tests/ch09/test_adapter_hooks.py",)),
+        ("minifx/frameworks/torch_framework.py", "torch_layout",
+         "strides, memory format and qparams",
+         "The first memory format the tensor is contiguous in (none for sparse); qparams by "
+         "the quantization scheme, per tensor or per channel.",
+         ("tests/ch09/test_adapter_hooks.py",)),
+        ("minifx/compare.py", "load_root", "load the model named on the command line",
+         "Split at the last colon; import a file or a module; fetch the name; build a class or "
+         "call a builder; anything else that is no function or module is an error.",
+         ("tests/ch09/test_compare_parts.py",)),
+        ("minifx/compare.py", "_parse_shape", "read an --input-shape",
+         "Shape before the colon, dtype after it; each problem a CompareError that quotes "
+         "the text.",
+         ("tests/ch09/test_compare_parts.py",)),
+        ("minifx/compare.py", "output_difference", "why two outputs differ",
+         "Recurse on what the expected value is: a tensor, a sequence, a dict, a plain "
+         "value; name the place in each message.",
+         ("tests/ch09/test_compare_parts.py",)),
         ("minifx/compare.py", "diff_rows", "line up two codes side by side",
          "Drop blank lines; match the _canonical forms with difflib's SequenceMatcher; "
          "equal runs give ' ' (or '~') rows, other runs pair up as '|', then '<' or '>'.",
-         ("tests/ch09/test_compare_cli.py::test_side_by_side_marks_the_differences",)),
+         ("tests/ch09/test_compare_cli.py::test_side_by_side_marks_the_differences",
+          "tests/ch09/test_compare_parts.py")),
+        ("minifx/compare.py", "side_by_side", "print two texts in two columns",
+         "diff_rows, perhaps only the differing rows; size the two columns from the width; "
+         "headers and dashes; each row cut to its columns, the mark on its first line only.",
+         ("tests/ch09/test_compare_parts.py",)),
+        ("minifx/compare.py", "_compare_texts", "the graph and code verdicts",
+         "For the graph and the code: rows, a verdict heading, the table unless there is "
+         "nothing to show; then each known reason once.",
+         ("tests/ch09/test_compare_parts.py",)),
+        ("minifx/compare.py", "_compare_outputs", "the outputs verdict",
+         "Run both sides; both ran: compare outputs; both failed alike: agreement; otherwise "
+         "say which side raised.",
+         ("tests/ch09/test_compare_parts.py",)),
     ),
     *_rows(
         "ch10",
@@ -837,11 +886,64 @@ MORE_HINTS: dict[str, str] = {
         "torch passes Tensor.add itself for c + x, and a property's __get__ for x.shape: "
         "both answer their own name. Some callables have no __name__: read it with a "
         "default.",
+    "_hooks_of":
+        "Walk two (kind, dict) pairs in order, pre-hooks first; the dicts' values are the "
+        "hooks. getattr with a default of None reads __qualname__; fall back to "
+        "type(hook).__name__.",
+    "refuse_lost_hooks":
+        "Ask _hooks_of; an empty list means return. The 'where' part is built with a "
+        "conditional on qualname; the hooks are joined with ', '. Copy the message's "
+        "wording from the docstring: the tests compare it whole.",
+    "_torch_objects":
+        "Start each name at the torch module and getattr each dotted atom with a default of "
+        "None, so a missing one ends the walk with None. Collect the objects that are not "
+        "None; _side_effects caches the answer for the names DCE needs.",
+    "TorchFramework.has_side_effect":
+        "Membership in _side_effects() first. isinstance against torch._ops.OpOverloadPacket "
+        "to swap in its default overload (getattr with None), then against "
+        "torch._ops.OpOverload for the three questions; the random one only when "
+        "impure_random is set, with getattr and a False default.",
+    "torch_layout":
+        "next() over a generator of the formats with None as its default. is_sparse "
+        "decides both the format and the stride. Compare qscheme() with "
+        "torch.per_tensor_affine and torch.per_tensor_symmetric; the per-channel case "
+        "turns its tensors into lists and adds q_per_channel_axis(). Keep the keys in the "
+        "docstring's order.",
+    "load_root":
+        "Split the spec at its last colon (rpartition). Path(...).is_file() tells a file; "
+        "the regular expression _MODULE_PATH tells a module name. Catch AttributeError "
+        "from fetch_path and TypeError from building a class, raising from None. A class "
+        "is a type that subclasses torch.nn.Module; inspect.isfunction and _is_builder "
+        "tell a builder.",
+    "_parse_shape":
+        "partition(':') splits shape and dtype text. A list comprehension of int() over "
+        "the comma pieces that are not blank; a ValueError from int becomes the first "
+        "message. getattr(torch, name, None) and isinstance(..., torch.dtype) check the "
+        "dtype.",
+    "output_difference":
+        "Test the expected value's kind with isinstance: torch.Tensor, then (tuple, list), "
+        "then dict. Recurse with where extended by [i] or [key!r], returning the first "
+        "problem. Catch the AssertionError of assert_close and keep its first line.",
     "diff_rows":
         "_canonical(line, ours=...) gives (text, why): match on the texts, keep why for "
         "'~' rows. In an equal run a row is ' ' when the raw lines are identical, else '~' "
         "with the reason. Elsewhere pair left and right line by line; leftovers are '<' "
         "(left only) or '>' (right only). Turn autojunk off.",
+    "side_by_side":
+        "Filter the rows when only_differences. texts = the left sides (or '') plus the "
+        "left header; the column is min(longest, (width - 3) // 2). The second header "
+        "line is dashes as long as each header. For each row, zip its left and right pieces "
+        "of _cut, padding the shorter side with ''. rstrip every line.",
+    "_compare_texts":
+        "One loop over the pairs (title, left, right). A row's mark in ' ~' means the same. "
+        "A dict (dict.fromkeys) keeps the reasons once each, in order. The heading's "
+        "verdict has three values. Skip the table only when only_differences and every "
+        "mark is ' '.",
+    "_compare_outputs":
+        "_run gives (output, error) for each side. Compare type names, not types: each "
+        "library may raise its own class. Build the problem text with one line per side and "
+        "a conditional inside the f-string. The function returns whether there is no "
+        "problem.",
     "qparams_from_range":
         "Work in float32; min and max may be arrays (one per channel). The scale never "
         "drops below eps. Symmetric: zero point 0 when signed, else (qmin + qmax + 1) // 2, "

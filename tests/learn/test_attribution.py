@@ -25,7 +25,7 @@ from tests import HELPER_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CHAPTERS = ("ch01", "ch02", "ch03", "ch07", "ch08")
+CHAPTERS = ("ch01", "ch02", "ch03", "ch07", "ch08", "ch09")
 
 # exercise -> (text of the reference, what the bug puts in its place)
 BUGS: dict[str, tuple[str, str]] = {
@@ -89,6 +89,25 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch08.14": ('out[i] = {local[members[-1]]}', 'out[i] = {local[members[0]]}'),
     "ch08.15": ("for n in reversed(members):", "for n in members:"),
     "ch08.16": ("                break\n", "\n"),
+    "ch09.1": ('if module == "torch" and name == "segment_reduce":', "if False:"),
+    "ch09.2": ('if func in _TENSOR_METHODS or getattr(func, "__name__", None) == "__get__":',
+               "if func in _TENSOR_METHODS:"),
+    "ch09.3": ("or type(hook).__name__", "or repr(hook)"),
+    "ch09.4": ('where = f"submodule {qualname!r}" if qualname else "the root module"',
+               'where = f"submodule {qualname!r}"'),
+    "ch09.5": ("if obj is not None:", "if True:"),
+    "ch09.6": ('target = getattr(target, "default", None)', "pass"),
+    "ch09.7": ('qparams["axis"] = t.q_per_channel_axis()', "pass"),
+    "ch09.8": ('path_text, sep, name = spec.rpartition(":")',
+               'path_text, sep, name = spec.partition(":")'),
+    "ch09.9": ("if any(size < 0 for size in shape):", "if False:"),
+    "ch09.10": ('problem = output_difference(x, y, f"{where}[{i}]")',
+                "problem = output_difference(x, y, where)"),
+    "ch09.11": ('rows.append(Row(a[i], " " if same else "~", b[j], None if same else why))',
+                'rows.append(Row(a[i], " ", b[j], None))'),
+    "ch09.12": ('mark = row.mark if k == 0 else " "', "mark = row.mark"),
+    "ch09.13": ("known.update(dict.fromkeys(whys))", "pass"),
+    "ch09.14": ("elif our_error is not None:", "elif False:"),
 }
 
 EXERCISES = [e for c in CHAPTERS for e in chapter_exercises(c)]
