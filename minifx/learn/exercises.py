@@ -471,14 +471,72 @@ EXERCISES: list[Exercise] = [
          "qmin), at least eps; zero point qmin - round(min / scale), clipped. Symmetric: "
          "scale = max(-min, max) / ((qmax - qmin) / 2); zero point 0 or the middle.",
          ("tests/ch10/test_observers.py",)),
+        ("minifx/quantization/observer.py", "ObserverBase.__init__", "an observer's settings",
+         "Keep the settings; the integer range is given (both bounds, around 0) or follows "
+         "from the dtype; start with an empty running range.",
+         ("tests/ch10/test_observers.py",)),
+        ("minifx/quantization/observer.py", "ObserverBase._qparams",
+         "qparams of a range, or the defaults",
+         "Without data, torch's warning and scale 1, zero point 0; else qparams_from_range "
+         "with the observer's settings.",
+         ("tests/ch10/test_observers.py",)),
         ("minifx/quantization/observer.py", "MinMaxObserver.observe", "track the range",
          "Keep the running min and max over every batch seen.",
+         ("tests/ch10/test_observers.py",)),
+        ("minifx/quantization/observer.py", "HistogramObserver.observe",
+         "add a batch to the histogram",
+         "The first batch sets range and counts; a batch past the range widens it, rebinning "
+         "the counts first; then add the batch's counts.",
+         ("tests/ch10/test_observers.py",)),
+        ("minifx/quantization/observer.py", "HistogramObserver.calculate_qparams",
+         "qparams of the best clipping range",
+         "Search the histogram for the clipping range of least error, then its qparams; "
+         "without data, the defaults.",
          ("tests/ch10/test_observers.py",)),
         ("minifx/quantization/qconfig.py", "QConfigMapping.qconfig_for",
          "which qconfig a module gets",
          "The module name, then each parent (drop the last dotted part, down to ''), "
          "then object_type, then global_qconfig.",
          ("tests/ch10/test_observers.py",)),
+        ("minifx/quantization/prepare.py", "node_kind", "how a node takes part",
+         "By the module's type, the function or the method name, in the op table of the "
+         "backend; a binary op needs two tensors.",
+         ("tests/ch10/test_passes.py::test_each_node_has_its_kind",
+          "tests/ch10/test_passes.py::test_a_binary_op_needs_two_tensors_and_an_unknown_op_stays_float")),
+        ("minifx/quantization/prepare.py", "_Observers.observe", "put one observer after a node",
+         "Name it by the count, add the module, insert its node after the watched one, and "
+         "give it the node's other readers.",
+         ("tests/ch10/test_passes.py::test_observers_go_where_torch_puts_them_and_are_shared_as_torch_shares_them",)),
+        ("minifx/quantization/prepare.py", "_Observers.observe_inputs",
+         "observe a node's inputs",
+         "Each tensor input not observed yet gets an observer; a cat makes all of them, and "
+         "its output's, the first input's observer.",
+         ("tests/ch10/test_passes.py::test_observers_go_where_torch_puts_them_and_are_shared_as_torch_shares_them",)),
+        ("minifx/quantization/prepare.py", "insert_observers", "the observer-insertion pass",
+         "Walk the nodes; by kind and qconfig: share the input's observer, or observe the "
+         "inputs and then the output (after a fused ReLU; fixed qparams for fixed ops).",
+         ("tests/ch10/test_passes.py::test_observers_go_where_torch_puts_them_and_are_shared_as_torch_shares_them",
+          "tests/ch10/test_passes.py::test_the_int8_model_is_torchs")),
+        ("minifx/quantization/convert.py", "insert_quantize_dequantize",
+         "observers become quantize / dequantize",
+         "Per observer node: its qparams as two named buffers, two get_attr nodes, a quantize "
+         "and a dequantize in its place; warn once about observers without data.",
+         ("tests/ch10/test_passes.py::test_the_reference_model_is_torchs",
+          "tests/ch10/test_passes.py::test_an_uncalibrated_observer_warns_once_naming_every_silent_observer")),
+        ("minifx/quantization/lower.py", "_lower_layer", "swap a layer for its int8 twin",
+         "Only with a quantize as its only reader; build the twin from the float module, its "
+         "quantized weight and the quantize node's qparams; bypass the sandwich.",
+         ("tests/ch10/test_passes.py::test_the_int8_model_is_torchs",
+          "tests/ch10/test_passes.py::"
+          "test_a_layer_mapped_to_none_between_quantized_ones_stays_float_as_torchs")),
+        ("minifx/quantization/lower.py", "_lower_binary", "an add or mul in int8",
+         "Take in the ReLU that follows; with a quantize as only reader, one call of the "
+         "quantized op on the quantized inputs with the output's qparams.",
+         ("tests/ch10/test_passes.py::test_the_int8_model_is_torchs",)),
+        ("minifx/quantization/lower.py", "lower_to_quantized", "the lowering pass",
+         "Walk the nodes; by kind, lower layers, binary ops, ops that run on the integers "
+         "and size(); then drop unused submodules and recompile.",
+         ("tests/ch10/test_passes.py::test_the_int8_model_is_torchs",)),
     ),
     *_rows(
         "ch11",
@@ -952,6 +1010,58 @@ MORE_HINTS: dict[str, str] = {
     "MinMaxObserver.observe":
         "An empty batch changes nothing. The running values start at +inf and -inf; "
         "combine with np.minimum and np.maximum and keep float32.",
+    "ObserverBase.__init__":
+        "Call the module's __init__ first. Test the two bounds with 'is None' and compare the "
+        "two answers: they must agree. quant_min <= 0 <= quant_max is one chained "
+        "comparison. A float32 infinity, and its negative, start the range.",
+    "ObserverBase._qparams":
+        "Warn a UserWarning with stacklevel 3 (the caller's caller). np.shape of "
+        "lo gives the shape for np.ones and np.zeros. Pass the observer's own settings to "
+        "qparams_from_range in its order.",
+    "HistogramObserver.observe":
+        "Cast and flatten first, then return on an empty batch. has_data tells the first "
+        "batch. Compare the widened (lo, hi) pair with the current one as a tuple; rebin "
+        "only when it changed. histogram_of counts over the current range.",
+    "HistogramObserver.calculate_qparams":
+        "Both branches end in _qparams and convert the answer with float() and int(). "
+        "search_clipping_range takes the counts, the range as floats and dst_nbins.",
+    "node_kind":
+        "_module gives the node's module or None. For a module, compare its exact type with "
+        "the sets, in the docstring's order. For a function, the binary check comes first "
+        "and returns either way; then a loop over the other kinds' names.",
+    "_Observers.observe":
+        "Read the count, then add one. add_submodule on the GraphModule and a dict entry. "
+        "Insert with the graph's inserting_after and call_module. replace_all_uses_with "
+        "takes a filter that spares the observer node itself.",
+    "_Observers.observe_inputs":
+        "The cat's inputs are its first argument, a list. Filter Nodes, skip those "
+        "observed. For cat, the shared object is the module of the first input's observer "
+        "node (its target); register it under each other observer's target, then observe "
+        "the cat node with it.",
+    "insert_observers":
+        "Iterate over list(gm.graph.nodes). The qconfig is looked up only for kinds other "
+        "than float and info. A set of nodes to skip holds the ReLUs taken in by a binary "
+        "op. The observer for a fixed op comes from FIXED_QPARAMS; every observer goes "
+        "through backend.wrap_observer. Recompile at the end.",
+    "insert_quantize_dequantize":
+        "Collect the targets of observers without data in a list while walking. Silence "
+        "warnings around calculate_qparams with warnings.catch_warnings and simplefilter. "
+        "register_buffer keeps the qparams; insert the four nodes before the observer "
+        "node; warn after the loop with stacklevel 3.",
+    "_lower_layer":
+        "_only_quantize_reader gives the quantize node or None. setdefault on float_layers "
+        "both reads and records. _attr_value reads a get_attr node's value. Then "
+        "replace_node_module and _bypass.",
+    "_lower_binary":
+        "binary_name(node) picks the pair of ops. Unpack the two dequantize nodes from "
+        "node.args; the quantize node's args 1 and 2 are the scale and zero point nodes. "
+        "Insert before the quantize node; erase the quantize node, then the ReLU, then "
+        "node; _drop the two dequantize nodes.",
+    "lower_to_quantized":
+        "Iterate over a list of the nodes: lowering erases some. node.graph is None for an "
+        "erased one. The call_module override of the kind comes right after node_kind. Use "
+        "_is_dequantize on the first argument (or on every argument, or every item of the "
+        "cat's list).",
     "QConfigMapping.qconfig_for":
         "Try 'a.b.c', 'a.b', 'a', then '' in module_name_qconfigs, and stop after ''. Only "
         "when no name matches does object_type_qconfigs decide; else global_qconfig "

@@ -25,7 +25,7 @@ from tests import HELPER_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CHAPTERS = ("ch01", "ch02", "ch03", "ch07", "ch08", "ch09")
+CHAPTERS = ("ch01", "ch02", "ch03", "ch07", "ch08", "ch09", "ch10")
 
 # exercise -> (text of the reference, what the bug puts in its place)
 BUGS: dict[str, tuple[str, str]] = {
@@ -108,6 +108,26 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch09.12": ('mark = row.mark if k == 0 else " "', "mark = row.mark"),
     "ch09.13": ("known.update(dict.fromkeys(whys))", "pass"),
     "ch09.14": ("elif our_error is not None:", "elif False:"),
+    "ch10.1": ("middle = 0 if signed else (quant_min + quant_max + 1) // 2",
+               "middle = 0 if signed else (quant_min + quant_max) // 2"),
+    "ch10.2": ('self._signed = name != "quint8"', 'self._signed = name == "qint8"'),
+    "ch10.3": ("return np.ones(shape, np.float32), np.zeros(shape, np.int64)",
+               "return np.ones(shape, np.float32), np.ones(shape, np.int64)"),
+    "ch10.4": ("if values.size == 0:\n            return",
+               "if values.size == 0:\n            pass"),
+    "ch10.5": ("if (new_lo, new_hi) != (self._min, self._max):", "if False:"),
+    "ch10.6": ("float(self._max), self.dst_nbins", "float(self._max), 256"),
+    "ch10.7": ("if name in self.module_name_qconfigs:", "if False:"),
+    "ch10.8": ('return "binary" if two_tensors else "float"', 'return "binary"'),
+    "ch10.9": ("self.count += 1", "pass"),
+    "ch10.10": ("for arg in node.args[0][1:]:", "for arg in node.args[0][2:]:"),
+    "ch10.11": ("weight_qconfigs[node.target] = qconfig", "pass"),
+    "ch10.12": ('zp_name = _fresh_attr(gm, f"{prefix}_zero_point_")',
+                'zp_name = _fresh_attr(gm, f"{prefix}_zero_point")'),
+    "ch10.13": ("module = float_layers.setdefault(node.target, modules[node.target])",
+                "module = modules[node.target]"),
+    "ch10.14": ("with_relu if relu is not None else plain", "plain"),
+    "ch10.15": ("node.replace_input_with(dq, dq.args[0])", "pass"),
 }
 
 EXERCISES = [e for c in CHAPTERS for e in chapter_exercises(c)]
