@@ -548,12 +548,62 @@ EXERCISES: list[Exercise] = [
          "The module's own (recurse=False) parameters and buffers must match the twin's "
          "by name and shape (TwinError otherwise); setattr each converted value.",
          ("tests/ch11/test_round_trip.py",)),
+        ("minifx/convert/twins.py", "refuse_lost_settings",
+         "refuse settings the twin cannot take",
+         "Compare the two classes' constructor arguments; a setting only torch has is lost "
+         "unless it holds its default; name every lost one in one TwinError.",
+         ("tests/ch11/test_errors.py", "tests/ch11/test_graph_pass.py")),
+        ("minifx/convert/twins.py", "make_twin", "build a torch leaf's tensor.nn twin",
+         "Find the twin class; refuse lost settings; build it from the module's attributes "
+         "named like its constructor's arguments; copy the weights; keep the mode.",
+         ("tests/ch11/test_graph_pass.py", "tests/ch11/test_errors.py",
+          "tests/ch11/test_convert_everyday.py::"
+          "test_multihead_attention_converts_with_its_settings_and_weights")),
+        ("minifx/convert/graph_pass.py", "GraphConverter.get_attr",
+         "a weight becomes a tensor",
+         "Fetch the value from the root; a torch tensor is converted once into the "
+         "attributes; anything else is a problem.",
+         ("tests/ch11/test_graph_pass.py",)),
+        ("minifx/convert/graph_pass.py", "GraphConverter.call_module",
+         "a leaf becomes its twin",
+         "Make the twin once per target and keep it in the attributes; a TwinError is a "
+         "problem naming the node and the class.",
+         ("tests/ch11/test_graph_pass.py",)),
         ("minifx/convert/graph_pass.py", "GraphConverter.call_function",
          "map a torch function to tensor's",
          "table.functions first; getattr on a Node needs an attribute tensor has; "
          "operators go through check_operator; Python's own functions pass; anything "
          "else is a problem with a hint (and the target stays).",
-         ("tests/ch11/test_round_trip.py",)),
+         ("tests/ch11/test_round_trip.py", "tests/ch11/test_graph_pass.py")),
+        ("minifx/convert/graph_pass.py", "GraphConverter.check_operator",
+         "an operator on a tensor needs its dunder",
+         "Only operands known to be tensors count; the dunder, the plain one for an in-place "
+         "operator, the reflected one when a number comes first.",
+         ("tests/ch11/test_graph_pass.py", "tests/ch11/test_errors.py")),
+        ("minifx/convert/graph_pass.py", "GraphConverter.keywords",
+         "the keywords the twin keeps",
+         "Find the twin and its keyword names; keep what it accepts; drop torch's defaults; "
+         "note the rest.",
+         ("tests/ch11/test_errors.py", "tests/ch11/test_graph_pass.py")),
+        ("minifx/convert/graph_pass.py", "GraphConverter.argument",
+         "an argument in the new graph",
+         "Nodes map to their copies; other values through the value converter, a refusal "
+         "becoming a problem.",
+         ("tests/ch11/test_graph_pass.py",)),
+        ("minifx/convert/graph_pass.py", "GraphConverter.convert", "the walk over the graph",
+         "One rule per op gives the target; map args and kept keywords through argument; "
+         "create the copy with the same name and a converted type; keep the meta.",
+         ("tests/ch11/test_graph_pass.py",)),
+        ("minifx/convert/graph_pass.py", "tensor_valued_nodes",
+         "which nodes hold tensors",
+         "Run a copy of the graph on copies of the inputs with an Interpreter that notes the "
+         "nodes whose values are torch tensors.",
+         ("tests/ch11/test_graph_pass.py", "tests/ch11/test_errors.py")),
+        ("minifx/convert/graph_pass.py", "torch_to_tensor", "the conversion pass",
+         "Refuse what is not a model; check weights, hooks and inputs; trace with stack "
+         "traces; convert; tidy the user's module; raise every problem, or build the "
+         "GraphModule.",
+         ("tests/ch11/test_graph_pass.py", "tests/ch11/test_errors.py")),
     ),
     *_rows(
         "ch12",
@@ -1075,6 +1125,46 @@ MORE_HINTS: dict[str, str] = {
         "copied by their own call. Different names: one TwinError listing both sides, "
         "sorted. A shape mismatch: a TwinError naming the attribute and both shapes. "
         "values.tensor converts, and keeps a Parameter a Parameter.",
+    "refuse_lost_settings":
+        "_settings of each class gives name -> inspect.Parameter. Skip names the twin has "
+        "and attributes the module lacks. A parameter without default has "
+        "inspect.Parameter.empty as its default. Spell each lost one with !r; raise after "
+        "the loop.",
+    "make_twin":
+        "table.modules maps torch classes to tensor.nn classes. A dict comprehension over "
+        "_settings(twin_class) with hasattr as the filter; then the _READ_FROM entries "
+        "whose class name matches. Catch TypeError and ValueError around the construction "
+        "only, raising from None. train(module.training) reaches the twin's own layers.",
+    "GraphConverter.get_attr":
+        "fetch_path follows the dotted target from self.root. _is_torch_tensor tells a "
+        "tensor. Only a target not yet in the attributes is converted.",
+    "GraphConverter.call_module":
+        "Look the submodule up on self.root with get_submodule. Catch TwinError only; the "
+        "class name is both in the 'what' and the hint.",
+    "GraphConverter.check_operator":
+        "The operator's __name__ ('add', 'iadd') is what dunder and reflected_dunder take; "
+        "inplace_methods names the in-place ones. A list of flags tells which operands are "
+        "known tensors. The problem names the first method of the list you built.",
+    "GraphConverter.keywords":
+        "Three cases pick the twin and the torch function: a method tensor has (no torch "
+        "function), a call_function whose target changed, anything else (return kwargs). "
+        "_keyword_names gives None for **kwargs. Compare with the default using !=.",
+    "GraphConverter.argument":
+        "Test for a Node first. Catch only TypeError from the value converter; the "
+        "hint is about the type's name; return the value unchanged after noting it.",
+    "GraphConverter.convert":
+        "A dict from op to bound method. map_aggregate with a lambda that binds the node as "
+        "a default argument (n=node) calls argument for each leaf. create_node takes op, "
+        "target, args, kwargs, name and type_expr; copy.copy the meta.",
+    "tensor_valued_nodes":
+        "A small Interpreter subclass whose run_node calls super() and records into a set "
+        "from the enclosing function. Wrap a single input in a tuple. deepcopy both the "
+        "GraphModule and the inputs; run under torch.no_grad().",
+    "torch_to_tensor":
+        "isinstance for torch.nn.Module and inspect.isfunction for the refusal. The Tracer's "
+        "record_stack_traces and proxy_buffer_attributes are plain attributes. Remember "
+        "the names in vars(module) before tracing, and delete what is new after (only when the "
+        "root is the module). Keep the model's name in its own variable.",
     "GraphConverter.call_function":
         "A twin in table.functions replaces the target. builtins.getattr on a Node: a "
         "problem when tensor lacks the attribute (table.attributes), with self.hint. "

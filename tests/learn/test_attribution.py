@@ -25,7 +25,7 @@ from tests import HELPER_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CHAPTERS = ("ch01", "ch02", "ch03", "ch07", "ch08", "ch09", "ch10")
+CHAPTERS = ("ch01", "ch02", "ch03", "ch07", "ch08", "ch09", "ch10", "ch11")
 
 # exercise -> (text of the reference, what the bug puts in its place)
 BUGS: dict[str, tuple[str, str]] = {
@@ -128,6 +128,23 @@ BUGS: dict[str, tuple[str, str]] = {
                 "module = modules[node.target]"),
     "ch10.14": ("with_relu if relu is not None else plain", "plain"),
     "ch10.15": ("node.replace_input_with(dq, dq.args[0])", "pass"),
+    "ch11.1": ("n=limit, cutoff=0.7", "n=limit, cutoff=0.0"),
+    "ch11.2": ("setattr(twin, name, values.tensor(value))", "setattr(twin, name, value)"),
+    "ch11.3": ("if name in twin_settings or not hasattr(module, name):",
+               "if name in twin_settings:"),
+    "ch11.4": ("twin.train(module.training)", "pass"),
+    "ch11.5": ("if not self._is_torch_tensor(value):", "if False:"),
+    "ch11.6": ("self.hint(kind))", '"")'),
+    "ch11.7": ("if passes_through(target) or not _uses_torch(target):",
+               "if passes_through(target):"),
+    "ch11.8": ("needed.append(dunder(name[1:]))", "pass"),
+    "ch11.9": ("elif key not in defaults or defaults[key] != value:", "else:"),
+    "ch11.10": ("return self.values.constant(value)", "return value"),
+    "ch11.11": ("kwargs = map_aggregate(self.keywords(node, target),",
+                "kwargs = map_aggregate(node.kwargs,"),
+    "ch11.12": ("module = copy.deepcopy(GraphModule(root, graph))",
+                "module = GraphModule(root, graph)"),
+    "ch11.13": ("delattr(module, attribute)", "pass"),
 }
 
 EXERCISES = [e for c in CHAPTERS for e in chapter_exercises(c)]
