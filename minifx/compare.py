@@ -37,6 +37,7 @@ class CompareError(Exception):
 _MODULE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
+# --8<-- [start:load_root]
 def load_root(spec: str) -> tuple[Any, Any]:
     """Load ``FILE.py:NAME`` or ``MODULE:NAME`` and return ``(root, its module)``.
 
@@ -45,6 +46,25 @@ def load_root(spec: str) -> tuple[Any, Any]:
     takes no positional argument has no input to trace: it is a builder
     (``torchvision.models:resnet18``), called here with no arguments (so a
     torchvision builder gives random weights) to make the module.
+
+    The spec splits at its last colon. Each problem is a CompareError of one line:
+
+    - no colon, or nothing before or after it: ``expected FILE.py:NAME or
+      MODULE:NAME, got '<spec>'``;
+    - the part before it is an existing file: imported (``_import_file``); else a
+      path ending in ``.py`` or not a dotted module name (``_MODULE_PATH``): ``no
+      such file: <path>``; else a module imported by name (``_import_module``);
+    - NAME (a dotted path inside the module, ``fetch_path``) missing: ``<path> has
+      no name '<NAME>'``;
+    - an ``nn.Module`` class that cannot be built with no arguments (TypeError):
+      ``cannot build <NAME> with no arguments: <the error>``;
+    - a builder (a function for which ``_is_builder`` holds) whose result is no
+      ``nn.Module``: ``<NAME>() takes no input, so it was called to build a
+      module, and returned a <type>: expected an nn.Module``;
+    - anything but a function or an ``nn.Module`` instance: ``<NAME> is a <type>:
+      expected a function, an nn.Module instance or an nn.Module class``.
+
+    Returns the object (built, for a class or a builder) and the module it came from.
     """
     import torch
 
@@ -79,6 +99,7 @@ def load_root(spec: str) -> tuple[Any, Any]:
             f"{name} is a {kind}: expected a function, an nn.Module instance or an nn.Module class"
         )
     return obj, module
+# --8<-- [end:load_root]
 
 
 def _is_builder(fn: Any) -> bool:
@@ -132,8 +153,19 @@ SEED = 0  # inputs and every run start from this seed, on both sides
 INDEX_HIGH = 10  # integer inputs are drawn from [0, INDEX_HIGH) unless an Embedding is smaller
 
 
+# --8<-- [start:parse_shape]
 def _parse_shape(text: str) -> tuple[list[int], Any]:
-    """``2,3`` or ``4:int64`` as (shape, torch dtype)."""
+    """``2,3`` or ``4:int64`` as (shape, torch dtype).
+
+    The text before the first colon is the shape: sizes separated by commas, blank
+    pieces skipped (``""`` is a 0-d shape, ``[]``). The text after it names a torch
+    dtype (``torch.<name>``, spaces stripped); without one, ``torch.float32``. Each
+    problem is a CompareError naming the text: ``bad --input-shape '<text>':
+    expected integers like 2,3 (a dtype may follow: 4:int64)`` when a size is not an
+    integer, ``...: sizes cannot be negative``, and ``...: unknown dtype '<name>'
+    (for example float32, float64, int64, int32, bool)`` when torch has no dtype of
+    that name (``torch.<name>`` missing or not a ``torch.dtype``).
+    """
     import torch
 
     shape_text, _, dtype_text = text.partition(":")
@@ -154,6 +186,7 @@ def _parse_shape(text: str) -> tuple[list[int], Any]:
                 "(for example float32, float64, int64, int32, bool)"
             )
     return shape, dtype
+# --8<-- [end:parse_shape]
 
 
 def _index_high(root: Any) -> int:
@@ -251,6 +284,7 @@ class Row:
     why: str | None = None
 
 
+# --8<-- [start:diff_rows]
 def diff_rows(left: str, right: str) -> list[Row]:
     """The two texts line by line, aligned as ``diff -y`` aligns them, each row marked.
 
@@ -283,6 +317,7 @@ def diff_rows(left: str, right: str) -> list[Row]:
             else:
                 rows.append(Row(None, ">", rb))
     return rows
+# --8<-- [end:diff_rows]
 
 
 def _cut(text: str, width: int) -> list[str]:
@@ -296,6 +331,7 @@ def _cut(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False)
 
 
+# --8<-- [start:two_columns]
 def side_by_side(
     left: str,
     right: str,
@@ -309,6 +345,18 @@ def side_by_side(
     the left, ``>`` only on the right, blank when equal), and ``~`` for a known
     difference. The whole fits in ``width`` characters (the terminal's width
     by default): a line longer than its column goes on in the next row.
+
+    The rows are ``diff_rows(left, right)``; with ``only_differences``, those
+    marked ``" "`` are left out. ``width`` goes through ``_width`` (at least
+    ``MIN_WIDTH``). The left column is as wide as its longest text (the left
+    header included), but at most ``(width - 3) // 2``; the right column takes
+    what is left after the left one and the three characters of the mark
+    (``" | "``). The first two lines are the headers and a dash under each, as
+    long as the header. Each row is cut to its columns (``_cut``) and printed
+    on as many lines as its longer side needs: the left piece padded to the
+    column, a space, the mark (on the row's first line only, a space on the
+    others), a space and the right piece. Every line has its trailing spaces
+    stripped; the lines are joined with newlines.
     """
     rows = diff_rows(left, right)
     if only_differences:
@@ -328,11 +376,27 @@ def side_by_side(
             mark = row.mark if k == 0 else " "
             lines.append(f"{la:<{column}} {mark} {rb}".rstrip())
     return "\n".join(lines)
+# --8<-- [end:two_columns]
 # --8<-- [end:side_by_side]
 
 
+# --8<-- [start:output_difference]
 def output_difference(actual: Any, expected: Any, where: str = "output") -> str | None:
-    """Why two (nested) outputs differ, or None when they agree."""
+    """Why two (nested) outputs differ, or None when they agree.
+
+    ``expected`` decides what ``actual`` must be, and ``where`` names the place
+    (``output``, ``output[1]``, ``output['key']``) in each message:
+
+    - a tensor: ``actual`` must be a tensor (else ``<where>: <type> instead of a
+      Tensor``) close to it by ``torch.testing.assert_close``, else ``<where>: <the
+      first line of its message>``;
+    - a tuple or list: ``actual`` of the same type and length, else ``<where>:
+      <kind> instead of <kind>`` (a kind is ``tuple of 2``, ``list of 3``, or a
+      type name, ``_kind``); then item by item, the first difference found;
+    - a dict: ``actual`` a dict with the same keys in the same order, else the
+      same kind message; then value by value, the first difference found;
+    - anything else: equal (``==``), else ``<where>: <actual!r> != <expected!r>``.
+    """
     import torch
 
     if isinstance(expected, torch.Tensor):
@@ -360,6 +424,7 @@ def output_difference(actual: Any, expected: Any, where: str = "output") -> str 
                 return problem
         return None
     return None if actual == expected else f"{where}: {actual!r} != {expected!r}"
+# --8<-- [end:output_difference]
 
 
 def _kind(value: Any) -> str:
@@ -398,42 +463,39 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def compare(
-    root: Any,
-    inputs: tuple,
-    out: TextIO | None = None,
-    *,
-    width: int | None = None,
-    only_differences: bool = False,
-) -> bool:
-    """Trace ``root`` with minifx and torch.fx, print both, run both; True when all agree.
-
-    Both sides get their own copy of ``root`` in eval mode and run from the
-    same seed. Known differences are shown (``~``) and do not count; both
-    sides failing with the same exception type is agreement, and says so.
-    """
+def _trace_both(root: Any, out: TextIO, width: int | None) -> dict[str, Any]:
+    """Each tracer's GraphModule (in eval mode) of its own copy of ``root``, or the
+    exception it raised, by label; a failure is printed with its message."""
     import torch.fx
 
-    out = sys.stdout if out is None else out
-    traced, failures = {}, {}
+    traced: dict[str, Any] = {}
     for label, trace in (("minifx", minifx.symbolic_trace), ("torch.fx", torch.fx.symbolic_trace)):
         try:
             traced[label] = trace(_prepared(root))
             traced[label].eval()
         except Exception as exc:  # any failure is the answer to report
-            failures[label] = exc
+            traced[label] = exc
             print(f"== {label} cannot trace it: {type(exc).__name__} ==", file=out)
             print(_wrapped(f"{exc}\n", width), file=out)
-    if failures:
-        # same type by name: each library has its own TraceError class
-        agree = len(failures) == 2 and len({type(e).__name__ for e in failures.values()}) == 1
-        if agree:
-            kind = type(failures["minifx"]).__name__
-            print(f"both fail to trace it with {kind}: minifx and torch.fx agree", file=out)
-        else:
-            print("minifx and torch.fx DIFFER", file=out)
-        return agree
-    ours, theirs = traced["minifx"], traced["torch.fx"]
+    return traced
+
+
+# --8<-- [start:compare_texts]
+def _compare_texts(ours: Any, theirs: Any, out: TextIO, width: int | None,
+                   only_differences: bool) -> list[bool]:
+    """Print the two graphs, then the two codes, side by side with a verdict each, then
+    the known differences met; one verdict per text (True: same, known lines aside).
+
+    For each of ``("graph", str(gm.graph))`` and ``("code", gm.code)``: the rows of
+    ``diff_rows`` (ours on the left) are the same when every mark is ``" "`` or ``"~"``.
+    The heading is ``== graph: same ==``, ``== graph: same but for known lines (~) ==``
+    when a ``~`` row is among them, or ``== graph: DIFFERENT ==``. Then the table
+    (``side_by_side``, with ``width`` and ``only_differences``) and an empty line,
+    except when ``only_differences`` is set and every row is ``" "``: then the
+    heading alone. After both texts, each distinct reason of the ``~`` rows, in the
+    order first met, on a line ``~ known: <why>`` (wrapped to ``width``); then one
+    empty line if there was any.
+    """
     verdicts, known = [], {}
     for title, left, right in (
         ("graph", str(ours.graph), str(theirs.graph)),
@@ -454,6 +516,25 @@ def compare(
         print(_wrapped(f"~ known: {why}", width), file=out)
     if known:
         print(file=out)
+    return verdicts
+# --8<-- [end:compare_texts]
+
+
+# --8<-- [start:compare_outputs]
+def _compare_outputs(ours: Any, theirs: Any, inputs: tuple, out: TextIO,
+                     width: int | None) -> bool:
+    """Run both GraphModules on ``inputs`` (``_run``: fresh copies, one seed) and print
+    the verdict; True when they agree.
+
+    Both run: they agree when ``output_difference`` finds nothing, and the heading is
+    ``== outputs: same ==``; else ``== outputs: DIFFERENT ==`` followed by the
+    difference. Both raise exceptions of the same type (by name): agreement, with
+    ``== outputs: both fail the same way (<type>) ==`` and one line per side,
+    ``minifx:   <first line>`` and ``torch.fx: <first line>`` (``_first_line``).
+    Otherwise (one raises, or the types differ): ``== outputs: DIFFERENT ==`` and one
+    line per side, ``minifx raises <first line>`` or ``minifx runs``, the same for
+    ``torch.fx``. Text below a heading is wrapped to ``width``.
+    """
     (our_out, our_error), (their_out, their_error) = _run(ours, inputs), _run(theirs, inputs)
     if our_error is None and their_error is None:
         problem = output_difference(our_out, their_out)
@@ -466,13 +547,45 @@ def compare(
             f"{label} {'raises ' + _first_line(err) if err else 'runs'}"
             for label, err in (("minifx", our_error), ("torch.fx", their_error)))
         verdict = "DIFFERENT"
-    verdicts.append(problem is None)
     print(f"== outputs: {verdict} ==", file=out)
     if problem:
         print(_wrapped(problem, width), file=out)
     elif our_error is not None:
         both = f"minifx:   {_first_line(our_error)}\ntorch.fx: {_first_line(their_error)}"
         print(_wrapped(both, width), file=out)
+    return problem is None
+# --8<-- [end:compare_outputs]
+
+
+def compare(
+    root: Any,
+    inputs: tuple,
+    out: TextIO | None = None,
+    *,
+    width: int | None = None,
+    only_differences: bool = False,
+) -> bool:
+    """Trace ``root`` with minifx and torch.fx, print both, run both; True when all agree.
+
+    Both sides get their own copy of ``root`` in eval mode and run from the
+    same seed. Known differences are shown (``~``) and do not count; both
+    sides failing with the same exception type is agreement, and says so.
+    """
+    out = sys.stdout if out is None else out
+    traced = _trace_both(root, out, width)
+    failures = {label: v for label, v in traced.items() if isinstance(v, BaseException)}
+    if failures:
+        # same type by name: each library has its own TraceError class
+        agree = len(failures) == 2 and len({type(e).__name__ for e in failures.values()}) == 1
+        if agree:
+            kind = type(failures["minifx"]).__name__
+            print(f"both fail to trace it with {kind}: minifx and torch.fx agree", file=out)
+        else:
+            print("minifx and torch.fx DIFFER", file=out)
+        return agree
+    ours, theirs = traced["minifx"], traced["torch.fx"]
+    verdicts = _compare_texts(ours, theirs, out, width, only_differences)
+    verdicts.append(_compare_outputs(ours, theirs, inputs, out, width))
     agree = all(verdicts)
     print("minifx and torch.fx agree" if agree else "minifx and torch.fx DIFFER", file=out)
     return agree

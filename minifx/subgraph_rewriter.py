@@ -78,14 +78,19 @@ class _SubgraphMatcher:
         if pn.op == "get_attr":  # constants match by kind, not by value
             return _attributes_match(pn, gn)
         return pn.target == gn.target
+    # --8<-- [end:matcher]
 
+    # --8<-- [start:match_node]
     def _match_node(self, pn: Node, gn: Node, nodes_map: dict[Node, Any]) -> bool:
         """Whether pattern node ``pn`` can be graph node ``gn``, given the pairs in ``nodes_map``.
 
         A pattern node already paired must be paired with ``gn``; a graph node
-        pairs with one pattern node at most. A placeholder matches any node;
-        other nodes must be of the same kind with arguments that match in turn.
-        Records the pairs it makes in ``nodes_map`` (callers pass a copy they drop on failure).
+        pairs with one pattern node at most. Otherwise they must be of the same
+        kind (``_same_kind``), and then the pair is recorded in ``nodes_map``
+        (callers pass a copy they drop on failure). A placeholder matches any
+        node. Any other node needs as many args as ``gn``, the same kwargs
+        names in the same order, and its args followed by its kwargs' values
+        matching ``gn``'s (``_match_args``).
         """
         if pn in nodes_map:
             return nodes_map[pn] is gn
@@ -102,6 +107,21 @@ class _SubgraphMatcher:
             [*pn.args, *pn.kwargs.values()], [*gn.args, *gn.kwargs.values()], nodes_map)
 
     def _match_args(self, pattern_args: Any, graph_args: Any, nodes_map: dict) -> bool:
+        """Whether two argument lists match, item by item; records pairs in ``nodes_map``.
+
+        The lists must have the same length. For each pair of items, in order
+        (the first that fails decides False):
+
+        - two Nodes match when ``_match_node`` says so;
+        - two lists or tuples (either kind on either side) match when their
+          items do, recursively;
+        - a pattern Node against a value that is not a Node (a constant):
+          only a placeholder may stand for a constant. Paired already, it must
+          equal (``==``) that constant; else it is paired with it now;
+        - a graph Node against a pattern constant never matches;
+        - two constants match when they have the same type and are equal
+          (``1`` does not match ``1.0``).
+        """
         if len(pattern_args) != len(graph_args):
             return False
         for pa, ga in zip(pattern_args, graph_args):
@@ -124,10 +144,26 @@ class _SubgraphMatcher:
             if not ok:
                 return False
         return True
-    # --8<-- [end:matcher]
+    # --8<-- [end:match_node]
 
     # -- the whole graph ------------------------------------------------------
+    # --8<-- [start:match]
     def match(self, graph: Graph) -> list[_Found]:
+        """Every usable occurrence of the pattern in ``graph``, in the order torch.fx finds them.
+
+        Each anchor (``self.anchors``) has candidates: the graph's nodes of the
+        same kind (``_same_kind``), in graph order. Matching tries the first
+        anchor against each of its candidates in turn, and for each success the
+        next anchor against each of its own, on a copy of the pairs made so far
+        (a failed attempt leaves no pair behind), until every anchor matched
+        consistently: that is one ``_Found``, anchored at the first anchor, its
+        ``placeholder_nodes`` and ``returning_nodes`` read from the pairs in the
+        order of ``self.placeholders`` and ``self.returning``. A pattern without
+        anchors matches nothing. Of those found, only the ones that are
+        self-contained (``_is_contained``) and convex (``_is_convex`` of their
+        computed nodes) are kept, and then only those that share no computed node
+        with an earlier one (``_without_overlaps``).
+        """
         candidates = [[g for g in graph.nodes if self._same_kind(a, g)] for a in self.anchors]
         found: list[_Found] = []
 
@@ -158,6 +194,7 @@ class _SubgraphMatcher:
             if any(user not in inside for user in gn.users):
                 return False
         return True
+    # --8<-- [end:match]
 
 
 def _attributes_match(pn: Node, gn: Node) -> bool:
@@ -183,11 +220,16 @@ def _compute_nodes(match: _Found) -> list[Node]:
     return [gn for pn, gn in match.nodes_map.items() if pn.op not in ("placeholder", "output")]
 
 
+# --8<-- [start:is_convex]
 def _is_convex(nodes: list[Node]) -> bool:
     """Whether the nodes could become one node without a cycle.
 
     A cycle would appear if some path left the set and came back into it: the
-    merged node would then have to run both before and after that path.
+    merged node would then have to run both before and after that path. So
+    walk forwards (through ``users``) from every user outside the set of a
+    node in the set, visiting each node once: reaching a node of the set
+    means False; a walk that never comes back means True (an empty set is
+    convex).
     """
     inside = set(nodes)
     seen: set[Node] = set()
@@ -201,6 +243,7 @@ def _is_convex(nodes: list[Node]) -> bool:
         seen.add(node)
         stack.extend(node.users)
     return True
+# --8<-- [end:is_convex]
 
 
 def _without_overlaps(matches: list[_Found]) -> list[_Found]:
@@ -233,10 +276,30 @@ def replace_pattern(
     """Replace each non-overlapping occurrence of ``pattern`` in ``gm`` by ``replacement``.
 
     ``pattern`` and ``replacement`` are functions or modules (traced with
-    ``symbolic_trace``) or graphs. Both take the same inputs, in the same
-    order; an occurrence counts only if what it computes inside is used by
-    nothing outside it except through its results. Returns one ``Match`` per
-    replaced occurrence, then recompiles ``gm``.
+    ``symbolic_trace``), GraphModules or graphs (``_graph_of``). Both take
+    the same inputs, in the same order; an occurrence counts only if what it
+    computes inside is used by nothing outside it except through its results
+    (``_SubgraphMatcher(pattern graph).match(gm.graph)`` finds them).
+
+    Each occurrence, in the order found, is replaced in place:
+
+    - a replacement with another number of inputs than the occurrence's
+      placeholders is a ValueError: ``the pattern takes <n> inputs but the
+      replacement takes <m>; they must take the same``;
+    - an input that an earlier replacement replaced is read from its new node
+      (``_follow_replacements``);
+    - the replacement graph is copied (``graph_copy``) with its placeholders
+      mapped to the occurrence's inputs, before ``_insertion_point``; a
+      different number of results than the pattern returns is a ValueError:
+      ``the pattern returns <n> values but the replacement returns <m>``;
+    - every reader of each old result reads the matching new one, and the
+      pattern's computed nodes are erased, users first (the pattern's nodes
+      walked backwards).
+
+    Then ``gm`` is recompiled, and when the replacement is a module, ``gm``
+    gets the submodules and attributes its copied nodes name
+    (``_copy_replacement_attributes``). Returns one ``Match(anchor,
+    nodes_map)`` per replaced occurrence.
     """
     graph = gm.graph
     pattern_graph = _graph_of(pattern)

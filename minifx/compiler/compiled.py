@@ -40,8 +40,10 @@ def _is_tensor(value: Any) -> bool:
         _TENSOR_TYPES.add(type(value))
         return True
     return False
+# --8<-- [end:signature]
 
 
+# --8<-- [start:describe]
 def describe(value: Any) -> Hashable:
     """The part of one input that a compiled function depends on."""
     if _is_tensor(value):
@@ -63,7 +65,7 @@ def _holds_tensor(value: Any) -> bool:
     if isinstance(value, dict):
         return any(_holds_tensor(v) for v in value.values())
     return _is_tensor(value)
-# --8<-- [end:signature]
+# --8<-- [end:describe]
 
 
 # --8<-- [start:compiled_model]
@@ -93,8 +95,23 @@ class CompiledModel:
                                for p in self._signature.parameters.values())
         if self._positional != len(self._signature.parameters):
             self._positional = -1  # keyword-only parameters: always bind
+    # --8<-- [end:compiled_model]
 
+    # --8<-- [start:cache]
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the model on these inputs, through the cache.
+
+        The inputs are the arguments bound to the parameters of the model's
+        ``forward`` (``self._signature``), defaults filled in: ``f(x, y)``,
+        ``f(y=y, x=x)`` and ``f(x, y, 2.0)`` (2.0 being the default) are the
+        same inputs. A call that passes exactly ``self._positional`` arguments
+        by position and no keyword is that already, and is not bound. Binding
+        raises the TypeError the model would raise for a bad call. The cache
+        key is the tuple of ``describe`` of each input, in parameter order; a
+        key not yet in ``self.cache`` is compiled once (``_compile``, given the
+        bound arguments by name and the inputs as a list) and stored. The
+        cached callable then runs on the inputs, by position.
+        """
         arguments = None
         if kwargs or len(args) != self._positional:
             bound = self._signature.bind(*args, **kwargs)
@@ -110,7 +127,17 @@ class CompiledModel:
         return compiled(*args)
 
     def _compile(self, arguments: dict[str, Any], inputs: list[Any]) -> Callable[..., Any]:
-        """Trace for these inputs, then let the backend turn the graph into a callable."""
+        """Trace for these inputs, then let the backend turn the graph into a callable.
+
+        Each argument that holds no tensor (``_holds_tensor``: a list or dict
+        of tensors does hold some) is a constant of this cache entry: they go
+        to ``symbolic_trace(self._orig_mod, concrete_args=...)`` by name (None
+        when there is none), so that Python control flow on them traces. The
+        backend is called with the GraphModule and ``inputs``; what it returns
+        must be callable, else a TypeError: ``minifx.compile: backend <name>
+        returned <type name>, not a callable`` (``<name>``: the backend's
+        ``__name__``, or its repr).
+        """
         constants = {name: v for name, v in arguments.items() if not _holds_tensor(v)}
         gm = symbolic_trace(self._orig_mod, concrete_args=constants or None)
         compiled = self.backend(gm, inputs)
@@ -119,7 +146,7 @@ class CompiledModel:
             raise TypeError(f"minifx.compile: backend {name} returned "
                             f"{type(compiled).__name__}, not a callable")
         return compiled
-    # --8<-- [end:compiled_model]
+    # --8<-- [end:cache]
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self(*args, **kwargs)

@@ -72,8 +72,20 @@ class Pointwise:
         return [a for a in self.operands if isinstance(a, Node)]
 
 
+# --8<-- [start:canonical_name]
 def _canonical_name(node: Node) -> str | None:
-    """The operation a call_function / call_method node performs, if elementwise."""
+    """The operation a call_function / call_method node performs, if elementwise; else None.
+
+    A ``call_method`` node is looked up by its target in ``_METHODS`` (a
+    target that is not a string is None). A ``call_function`` node's target
+    is looked up in ``_OPERATORS`` first (``x + y`` records
+    ``operator.add``); otherwise by its ``qualified_name``: the first dotted
+    part must be a library minifx has an adapter for (``library_packages()``,
+    so ``numpy.exp`` is not ``tensor.exp``), and the rest is looked up in
+    ``_FUNCTIONS`` (``sigmoid``, ``nn.functional.relu``). A target whose
+    name cannot be found (``qualified_name`` raises RuntimeError or
+    AttributeError) is None. Other ops are None.
+    """
     if node.op == "call_method":
         return _METHODS.get(node.target) if isinstance(node.target, str) else None
     if node.op != "call_function":
@@ -91,7 +103,16 @@ def _canonical_name(node: Node) -> str | None:
 
 
 def _bind(names: tuple[str, ...], args: tuple, kwargs: dict[str, Any]) -> dict | None:
-    """args and kwargs by parameter name; None for anything unexpected."""
+    """args and kwargs by parameter name; None for anything unexpected.
+
+    The args fill ``names`` in order (more args than names: None). A keyword
+    that is one of ``names`` fills it, unless an arg filled it already
+    (None). Any other keyword is allowed only when ``_HARMLESS`` lists it
+    with exactly that value (``alpha=1``, ``inplace=False``,
+    ``rounding_mode=None``); it is then left out of the result. Anything
+    else (``alpha=2``, ``inplace=True``, an unknown keyword) gives None.
+    Names nobody filled are simply missing from the result.
+    """
     if len(args) > len(names):
         return None
     bound = dict(zip(names, args))
@@ -103,12 +124,14 @@ def _bind(names: tuple[str, ...], args: tuple, kwargs: dict[str, Any]) -> dict |
         elif key not in _HARMLESS or _HARMLESS[key] != value:
             return None  # add(alpha=2), relu(inplace=True), div(rounding_mode=...)
     return bound
+# --8<-- [end:canonical_name]
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real)
 
 
+# --8<-- [start:as_pointwise]
 def as_pointwise(node: Node) -> Pointwise | None:
     """The canonical form of ``node`` if it is an elementwise operation the
     numba backend knows, with operands that are Nodes or plain numbers."""
@@ -139,6 +162,7 @@ def as_pointwise(node: Node) -> Pointwise | None:
     if not any(isinstance(a, Node) for a in operands):
         return None
     return Pointwise(op, operands, low, high)
+# --8<-- [end:as_pointwise]
 
 
 # --8<-- [start:reductions]
@@ -172,9 +196,21 @@ def _last_dim(dim: Any, ndim: int) -> bool:
         and dim in (-1, ndim - 1)
 
 
+# --8<-- [start:as_reduction]
 def as_reduction(node: Node, ndim: int) -> Reduction | None:
     """The canonical form of ``node`` if it is a sum, mean or amax over the last
-    of ``ndim`` dims with ``keepdim=True``, in any spelling; else None."""
+    of ``ndim`` dims with ``keepdim=True``, in any spelling; else None.
+
+    The op is a ``call_method`` target in ``REDUCTIONS`` (``x.sum(...)``), or
+    a ``call_function`` whose ``qualified_name`` is a library package (see
+    ``library_packages``) followed by a name in ``REDUCTIONS``
+    (``tensor.sum``, ``torch.amax``); a target without a name is None. The
+    keyword arguments that ``_REDUCTION_HARMLESS`` lists at their harmless
+    value (``dtype=None``) are dropped; the rest, with the args, are bound to
+    ``_REDUCTION_PARAMETERS`` (``_bind``, which refuses anything else). The
+    input must be a Node, ``keepdim`` exactly True, and ``dim`` the last dim
+    (``_last_dim``: -1 or ``ndim - 1``, alone or in a one-item tuple or list).
+    """
     op = None
     if node.op == "call_method" and node.target in REDUCTIONS:
         op = node.target
@@ -195,4 +231,5 @@ def as_reduction(node: Node, ndim: int) -> Reduction | None:
     if bound.get("keepdim") is not True or not _last_dim(bound.get("dim"), ndim):
         return None
     return Reduction(op, (bound["input"],))
+# --8<-- [end:as_reduction]
 # --8<-- [end:reductions]

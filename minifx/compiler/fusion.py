@@ -52,9 +52,18 @@ def node_dtype(node: Node) -> np.dtype | None:
 
 # --8<-- [start:fusible_nodes]
 def _dtypes_fit(form: Pointwise, result: np.dtype | None, operands: list) -> bool:
-    """Float results from float (or bool) tensors; comparisons of floats give bool;
-    ``where`` takes a bool condition. Integer tensors stay with the eager kernels."""
-    if any(d is None for d in operands):
+    """Whether the dtypes of a node let the kernels compute it. Integer tensors stay
+    with the eager kernels.
+
+    ``result`` is the node's dtype and ``operands`` those of its input nodes
+    (None: not a tensor, or a dtype NumPy has no name for), in the order of
+    ``form.input_nodes``. Any None, the result's too: False. A comparison (``COMPARE``) needs a
+    bool result and float32/float64 operands. Any other op needs a float
+    result (``_FLOATS``); for ``where`` whose condition is a Node, that first
+    operand must be bool and is not checked further; every other operand
+    must be a float or bool.
+    """
+    if result is None or any(d is None for d in operands):
         return False
     if form.op in COMPARE:
         return result == _BOOL and all(d in _FLOATS for d in operands)
@@ -89,7 +98,14 @@ def _reduction(node: Node) -> Reduction | None:
 
 
 def fusible_nodes(graph: Graph) -> dict[Node, Pointwise | Reduction]:
-    """Every node the backend can put in a kernel, with its canonical form."""
+    """Every node the backend can put in a kernel, with its canonical form.
+
+    In graph order: a node with a ``Pointwise`` form (``as_pointwise``) is
+    fusible when its dtypes fit (``_dtypes_fit`` of its form, its own
+    ``node_dtype`` and those of its form's input nodes, in order). A node
+    without one may be a reduction (``_reduction``), kept with its
+    ``Reduction`` form. Other nodes are left out.
+    """
     forms: dict[Node, Pointwise | Reduction] = {}
     for n in graph.nodes:
         form = as_pointwise(n)
@@ -114,8 +130,15 @@ def _joins(a: Node, group: set[Node], full: tuple | None, forms: dict) -> tuple 
     """Can ``a`` join ``group``, whose reductions read ``full`` (None: none yet)?
 
     A group with reductions runs row by row (``rows.py``), so each of its
-    nodes must have the full shape its reductions read or their row shape.
-    Returns False when ``a`` cannot join, else the group's full shape after it.
+    nodes must have the full shape its reductions read or their row shape
+    (``row_shape``). Returns False when ``a`` cannot join, else the group's
+    full shape after it:
+
+    - an elementwise ``a`` joins a group without reductions (the full shape
+      stays None), or a group whose full shape or row shape ``a`` has;
+    - a reduction ``a`` reads some shape (``_reads``): that must be the
+      group's full shape, if it has one, and every member must have that
+      shape or its row shape. The group's full shape is then that shape.
     """
     own = _reads(forms[a])
     if own is None:  # elementwise
@@ -204,7 +227,28 @@ def reusable_input(graph: Graph, members: list[Node], inputs: list[Node]) -> int
 
 # --8<-- [start:replace_group]
 def replace_group(graph: Graph, members: list[Node], forms: dict) -> Node:
-    """One ``call_function`` node in place of ``members``; returns it."""
+    """One ``call_function`` node in place of ``members``; returns it.
+
+    ``dtypes`` maps every member and every input node of a member's form to
+    its ``node_dtype``. Without a reduction among the members, the kernel is
+    flat: ``kernel_source`` gives its name, source and inputs, and the
+    target is ``FusedKernel(name, source, dtype of the last member, reuse,
+    work=...)``. With one, the group's full shape is what its (first)
+    reduction reads (``_reads``), ``row_kernel_source`` also takes the
+    shapes (``node_shape``) of every node in ``dtypes``, and the target is a
+    ``RowKernel(name, source, dtype, full, layouts, shape of the last member,
+    reuse, work=...)``. Either way ``reuse`` is ``reusable_input`` of the
+    kernel's inputs, and ``work`` is ``work_per_element`` of the members'
+    forms (in a row kernel, only the reductions and the members of the full
+    shape: one value per row costs nothing per element).
+
+    The new node goes just before the last member, named after the kernel
+    without its ``fused_`` prefix, its args the kernel's inputs. Its meta
+    gets ``fused`` (the members' names, in order), ``tensor_meta`` (the last
+    member's) and, when ``reuse`` is not None, ``writes_into`` (the name of
+    the input whose buffer it takes). The last member's readers read the new
+    node, and the members are erased, last first.
+    """
     last = members[-1]
     dtypes = {n: node_dtype(n) for n in members}
     for n in members:
@@ -251,6 +295,15 @@ def plan_buffers(graph: Graph) -> None:
     fresh-array producer that ran before the kernel (so no view of it can
     still be alive, and the output does not return it), and when no reader
     wrote its own result into it. Each buffer is taken once.
+
+    The kernels (``call_function`` nodes whose target is a FusedKernel, a
+    RowKernel too) are visited in graph order, and for each the nodes before
+    it in graph order: the first that qualifies, with the kernel's shape and
+    dtype (``node_shape``, ``node_dtype``), is taken. The node gets it as its
+    last argument; the kernel's ``reads`` and ``reuse`` both become that
+    argument's index (the number of args before it), and the node's meta
+    ``writes_into`` its name. A kernel that already reuses an input
+    (``reuse`` not None) is skipped.
     """
     order = list(graph.nodes)
     position = {n: i for i, n in enumerate(order)}

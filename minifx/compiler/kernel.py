@@ -106,6 +106,7 @@ def _pow_as(form: Pointwise) -> str | None:
     return {0.5: "sqrt", -0.5: "rsqrt"}.get(float(form.operands[1]))
 
 
+# --8<-- [start:expression]
 def expression(form: Pointwise, node: Node, dtypes: dict[Node, np.dtype],
                operand: Any) -> str:
     """The right-hand side of ``node``'s line in a kernel.
@@ -113,6 +114,21 @@ def expression(form: Pointwise, node: Node, dtypes: dict[Node, np.dtype],
     ``operand(a, dtype)`` spells one operand (a Node or a number) as a value
     of ``dtype``: a local name, an element read, a typed constant. Flat and
     row kernels read their inputs differently, and share everything else.
+
+    Operands are spelled in the dtype the operation computes in: the node's
+    own dtype (``dtypes[node]``), except for a comparison (``COMPARE``),
+    which compares in the common dtype (``np.result_type``) of its input
+    nodes. Then, by op:
+
+    - ``clamp``: its operand, wrapped in ``scalar.maximum(..., low)`` when it
+      has a low bound, then in ``scalar.minimum(..., high)`` when it has a
+      high bound, each bound a ``_constant`` of the compute dtype;
+    - ``where``: the ``TEMPLATES`` form, the condition spelled as bool and
+      the two values in the compute dtype;
+    - ``pow`` by a constant (``_pow_as``): a small whole exponent is
+      ``<base> ** <n>`` (``_small_integer``); 0.5 and -0.5 use the
+      ``sqrt`` and ``rsqrt`` templates on the base;
+    - anything else: ``TEMPLATES[op]`` filled with every operand in order.
     """
     if form.op in COMPARE:  # compare in the operands' common dtype
         compute = np.result_type(*(dtypes[a] for a in form.input_nodes))
@@ -135,6 +151,7 @@ def expression(form: Pointwise, node: Node, dtypes: dict[Node, np.dtype],
     if pow_as is not None:
         return TEMPLATES[pow_as].format(operand(form.operands[0], compute))
     return TEMPLATES[form.op].format(*(operand(a, compute) for a in form.operands))
+# --8<-- [end:expression]
 
 
 # --8<-- [start:kernel_source]
@@ -143,7 +160,15 @@ def start_kernel(members: list[Node], forms: dict[Node, Any],
     """What every fused kernel's source starts from: a namespace that keeps the
     kernel's own names (``np``, ``out``, the loop index) free, the nodes outside
     the group that it reads, in first-use order, and the function's name, made
-    of the group's first four distinct ops (``fused_sigmoid_mul_add``)."""
+    of the group's first four distinct ops (``fused_sigmoid_mul_add``).
+
+    Each ``reserved`` name is taken first (``names.create_name(name)``),
+    so no node's name can take it. The inputs are the input nodes of the
+    members' forms (``forms[n].input_nodes``) that are not members, each
+    once, in the order the members read them. The function's name is
+    ``fused_`` followed by the first four distinct ops of the members, in
+    order, joined by ``_``, made unique by the namespace.
+    """
     names = Namespace()
     for name in reserved:
         names.create_name(name)

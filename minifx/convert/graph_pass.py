@@ -49,6 +49,21 @@ def torch_to_tensor(module: Any, example_inputs: Any = None) -> GraphModule:
     ``example_inputs``, if given, are checked like the weights: tensor computes
     on the CPU in float32 and float64. Raises ``ConversionError`` listing every
     weight, hook and operation that has no ``tensor`` twin.
+
+    Anything else than a module or a plain function is a TypeError:
+    ``torch_to_tensor converts a torch.nn.Module or a function over torch
+    tensors, not a <type>``. The model's name (its class's, or the function's)
+    names the ConversionError. Before tracing, a module's weights
+    (``weight_problems``) and hooks (``hook_problems``), and the example inputs
+    (``input_problems``), are checked; any problem there is raised at once. Then
+    a minifx ``Tracer`` that records stack traces (every node keeps the user's
+    line) and proxies buffer reads traces the model; a ``GraphConverter`` of the
+    tracer's root converts the graph, knowing which nodes hold tensors
+    (``tensor_valued_nodes``) when example inputs are given. The attributes the
+    trace stored on the user's module (``_tensor_constant0`` ...) are taken off
+    it again. Problems of the walk raise one ConversionError; otherwise the
+    answer is ``GraphModule(converter.attributes, new graph, name)`` in the
+    root's training mode.
     """
     import torch
 
@@ -76,8 +91,8 @@ def torch_to_tensor(module: Any, example_inputs: Any = None) -> GraphModule:
         converter.tensor_nodes = tensor_valued_nodes(tracer.root, graph, example_inputs)
     new_graph = converter.convert(graph)
     if tracer.root is module:  # the trace stored constants on it (_tensor_constant0 ...)
-        for name in set(vars(module)) - attributes_before:
-            delattr(module, name)
+        for attribute in set(vars(module)) - attributes_before:
+            delattr(module, attribute)
     if converter.problems:
         raise ConversionError(name, converter.problems)
     converted = GraphModule(converter.attributes, new_graph, name)
@@ -103,7 +118,15 @@ class GraphConverter:
 
     # --8<-- [start:convert]
     def convert(self, graph: Graph) -> Graph:
-        """The new graph: every node of ``graph`` in order, rewritten for tensor."""
+        """The new graph: every node of ``graph`` in order, rewritten for tensor.
+
+        Each node's rule (by op: ``same_target`` for placeholders and the output,
+        else the method named after the op) gives the new target and notes any
+        problem. Its args, then the keywords the twin keeps (``keywords``), are
+        mapped leaf by leaf through ``argument`` (a node becomes its copy, made
+        before it). The copy keeps op, name and (through ``type_of``) the type
+        annotation, and a shallow copy of the meta (the stack trace goes along).
+        """
         new_graph = Graph()
         env: dict[Node, Node] = {}  # old node -> its copy
         rules: dict[str, Callable[[Node], Any]] = {
@@ -131,7 +154,13 @@ class GraphConverter:
         return node.target
 
     def get_attr(self, node: Node) -> str:
-        """A parameter, buffer or constant of the torch model, copied as a tensor one."""
+        """A parameter, buffer or constant of the torch model, copied as a tensor one.
+
+        The value (``fetch_path`` from the root) must be a torch tensor, else a
+        problem ``get_attr <target>``, ``it names a <type>, not a tensor``. A
+        tensor is converted (``self.values.tensor``) into ``self.attributes`` under
+        the target, once. The target stays.
+        """
         value = fetch_path(self.root, node.target)
         if not self._is_torch_tensor(value):
             self.problem(node, f"get_attr {node.target}",
@@ -141,7 +170,14 @@ class GraphConverter:
         return node.target
 
     def call_module(self, node: Node) -> str:
-        """A torch ``nn`` leaf: its ``tensor.nn`` twin, made once per submodule."""
+        """A torch ``nn`` leaf: its ``tensor.nn`` twin, made once per submodule.
+
+        The twin (``make_twin`` of the root's submodule) is stored in
+        ``self.attributes`` under the node's target, once: a submodule called
+        twice keeps one twin. A ``TwinError`` becomes a problem ``call_module
+        <target> (<torch class name>)`` with the error's text as the reason and
+        ``self.hint`` of the class name. The target stays.
+        """
         if node.target not in self.attributes:
             module = self.root.get_submodule(node.target)
             try:
@@ -153,7 +189,18 @@ class GraphConverter:
         return node.target
 
     def call_function(self, node: Node) -> Any:
-        """A torch function: its twin from the table. Python's own functions pass."""
+        """A torch function: its twin from the table. Python's own functions pass.
+
+        A target with a twin in ``self.table.functions`` is replaced by it.
+        ``builtins.getattr`` on a Node (``x.shape``) needs an attribute tensor has
+        (``self.table.attributes``), else a problem ``attribute .<name>``,
+        ``tensor.Tensor has no attribute '<name>'``, hinted by the name; it stays.
+        An operator of Python's ``_operator`` module goes through
+        ``check_operator`` and stays. What passes through (``passes_through``) or
+        does not come from torch (``_uses_torch`` false) stays. Anything else is a
+        problem ``call_function <torch name>`` (``_torch_name``), ``tensor has no
+        twin of it``, hinted by the last part of the name; the target stays.
+        """
         target = node.target
         twin = self.table.functions.get(target)
         if twin is not None:
@@ -182,8 +229,19 @@ class GraphConverter:
         return node.target
     # --8<-- [end:rules]
 
+    # --8<-- [start:helpers]
     def check_operator(self, node: Node) -> None:
-        """A Python operator applied to a tensor needs tensor.Tensor's special method."""
+        """A Python operator applied to a tensor needs tensor.Tensor's special method.
+
+        Only operands known to hold tensors count (their names in
+        ``self.tensor_nodes``); with none, the operator is Python's business. The
+        method needed is the operator's dunder (``add`` needs ``__add__``); an
+        in-place one (``iadd``) may fall back on its plain dunder (``__add__``);
+        when the first of two operands is not a tensor, only the reflected dunder
+        counts (``2 ** x`` needs ``__rpow__``). When ``tensor.Tensor`` has none of
+        them, the problem is ``operator <name> (<first needed>)``, ``tensor.Tensor
+        has no <first needed>``, hinted by the name without underscores.
+        """
         import tensor
 
         name = node.target.__name__  # "add", "floordiv", "iadd", "pos" ...
@@ -200,7 +258,13 @@ class GraphConverter:
                          f"tensor.Tensor has no {needed[0]}", self.hint(name.strip("_")))
 
     def argument(self, node: Node, value: Any, env: dict[Node, Node]) -> Any:
-        """An argument of ``node`` in the new graph: nodes mapped, torch constants converted."""
+        """An argument of ``node`` in the new graph: nodes mapped, torch constants converted.
+
+        A node becomes its copy (``env``). Any other value goes through
+        ``self.values.constant`` (a torch dtype becomes tensor's); a TypeError there
+        is a problem ``an argument of <node name>`` with the error's text, hinted by
+        the value's type name, and the value stays as it was.
+        """
         if isinstance(value, Node):
             return env[value]
         try:
@@ -213,7 +277,18 @@ class GraphConverter:
     def keywords(self, node: Node, target: Any) -> dict[str, Any]:
         """The keyword arguments for the twin: a keyword that tensor's function
         lacks is dropped when it holds torch's default (``return_indices=False``),
-        and noted as a problem otherwise."""
+        and noted as a problem otherwise.
+
+        The twin is the method of ``tensor.Tensor`` of that name for a method
+        tensor has, or the new target of a ``call_function`` whose target was
+        replaced (its torch function is the old target); any other node keeps its
+        kwargs as they are, and so does a twin that takes ``**kwargs`` or has no
+        signature (``_keyword_names`` is None). Each keyword the twin accepts is
+        kept, in order. Another one is dropped when the torch function's default
+        for it (``_defaults``; a method has none) equals the value; else it is a
+        problem ``<op> <name>``, ``tensor's <name> has no argument <key>=``, hinted
+        by the key. ``<name>`` is the twin's qualified name, or ``Tensor.<method>``.
+        """
         import tensor
 
         if node.op == "call_method" and node.target in self.table.methods:
@@ -235,6 +310,7 @@ class GraphConverter:
                 self.problem(node, f"{node.op} {name}", f"tensor's {name} has no argument {key}=",
                              self.hint(key))
         return kept
+    # --8<-- [end:helpers]
 
     def type_of(self, annotation: Any) -> Any:
         """A placeholder's annotation: ``torch.Tensor`` becomes ``tensor.Tensor``."""
@@ -313,9 +389,17 @@ def _defaults(torch_fn: Any) -> dict[str, Any]:
     return {name: p.default for name, p in parameters.items() if p.default is not p.empty}
 
 
+# --8<-- [start:tensor_valued_nodes]
 def tensor_valued_nodes(root: Any, graph: Graph, example_inputs: Any) -> set[str]:
     """Run the torch graph on copies of the example inputs and return the names of
-    the nodes whose values are torch tensors."""
+    the nodes whose values are torch tensors.
+
+    ``example_inputs`` is one input or a tuple or list of them. An Interpreter
+    runs a deep copy of ``GraphModule(root, graph)`` (running must not move the
+    model's BatchNorm statistics) on deep copies of the inputs, without
+    gradients, and notes the name of every node whose value is a
+    ``torch.Tensor``.
+    """
     import torch
 
     inputs = example_inputs if isinstance(example_inputs, (tuple, list)) else (example_inputs,)
@@ -332,3 +416,4 @@ def tensor_valued_nodes(root: Any, graph: Graph, example_inputs: Any) -> set[str
     with torch.no_grad():
         Recorder(module).run(*copy.deepcopy(tuple(inputs)))
     return found
+# --8<-- [end:tensor_valued_nodes]

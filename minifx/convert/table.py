@@ -99,6 +99,7 @@ class ConversionTable:
         names |= {f"tensor.nn.{cls.__name__}" for cls in self.modules.values()}
         return sorted(names)
 
+    # --8<-- [start:nearby]
     def nearby(self, name: str, limit: int = 3) -> list[str]:
         """What tensor offers whose last part is spelled like ``name`` (difflib)."""
         offers = self.offers()
@@ -107,6 +108,7 @@ class ConversionTable:
             by_last.setdefault(full.rpartition(".")[2], []).append(full)
         close = difflib.get_close_matches(name, list(by_last), n=limit, cutoff=0.7)
         return [full for last in close for full in by_last[last]][:limit]
+    # --8<-- [end:nearby]
 
 
 def qualified(fn: Any) -> str:

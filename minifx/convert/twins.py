@@ -37,7 +37,19 @@ class TwinError(Exception):
 
 # --8<-- [start:make_twin]
 def make_twin(module: Any, table: ConversionTable, values: ValueConverter) -> Any:
-    """The ``tensor.nn`` twin of a torch ``nn`` leaf, with its weights and mode."""
+    """The ``tensor.nn`` twin of a torch ``nn`` leaf, with its weights and mode.
+
+    The twin's class is ``table.modules`` of the module's class; none is a
+    TwinError ``tensor.nn has no <class name>``. Settings the twin could not
+    take are refused first (``refuse_lost_settings``). The twin is built with
+    one keyword per constructor argument of its class (``_settings``) that the
+    module has as an attribute, read by ``setting``; the few that torch keeps
+    elsewhere are read by ``_READ_FROM``'s functions for the module's class. A
+    TypeError or ValueError of the constructor is a TwinError
+    ``tensor.nn.<class> refuses its settings: <error>``. Then every layer's
+    weights are copied (``copy_weights_of_every_layer``) and the twin, its own
+    layers too, takes the module's training mode.
+    """
     torch_class = type(module)
     twin_class = table.modules.get(torch_class)
     if twin_class is None:
@@ -61,6 +73,7 @@ def make_twin(module: Any, table: ConversionTable, values: ValueConverter) -> An
 # --8<-- [end:make_twin]
 
 
+# --8<-- [start:settings]
 def _settings(cls: type) -> dict[str, inspect.Parameter]:
     """A class's constructor arguments that describe the computation."""
     return {
@@ -81,11 +94,21 @@ def setting(module: Any, name: str, parameter: inspect.Parameter) -> Any:
     if isinstance(parameter.default, bool) and not isinstance(value, bool):
         return value is not None
     return value
+# --8<-- [end:settings]
 
 
+# --8<-- [start:refuse]
 def refuse_lost_settings(module: Any, twin_class: type) -> None:
     """Refuse a torch setting that the twin's class has no argument for, unless
-    it is left at torch's default (then the twin computes the same thing)."""
+    it is left at torch's default (then the twin computes the same thing).
+
+    The settings are the constructor arguments of each class (``_settings``).
+    For each of the torch class's, in order, that the twin's class lacks and the
+    module has as an attribute: a value different from the argument's default,
+    or any value of an argument without one, is lost, spelled ``name=value!r``.
+    Lost settings are one TwinError ``tensor.nn.<twin class> has no <the lost
+    settings, joined by ', '>``.
+    """
     twin_settings = _settings(twin_class)
     lost = []
     for name, parameter in _settings(type(module)).items():
@@ -97,9 +120,11 @@ def refuse_lost_settings(module: Any, twin_class: type) -> None:
     if lost:
         raise TwinError(
             f"tensor.nn.{twin_class.__name__} has no {', '.join(lost)}")
+# --8<-- [end:refuse]
 
 
 # --8<-- [start:copy_state]
+# --8<-- [start:copy_layers]
 def copy_weights_of_every_layer(module: Any, twin: Any, values: ValueConverter) -> None:
     """``copy_state`` for the leaf and for each layer it holds, matched by name: a leaf
     may hold layers of its own (MultiheadAttention's ``out_proj``)."""
@@ -109,6 +134,7 @@ def copy_weights_of_every_layer(module: Any, twin: Any, values: ValueConverter) 
                         f"the torch module {sorted(ours)}")
     for name, layer in ours.items():
         copy_state(layer, theirs[name], values)
+# --8<-- [end:copy_layers]
 
 
 def copy_state(module: Any, twin: Any, values: ValueConverter) -> None:

@@ -35,8 +35,10 @@ def matches_module_pattern(pattern: Iterable[type], node: Node, modules: dict[st
     """Whether ``node`` and its first argument are calls of modules of the two given types.
 
     ``pattern`` is ``(FirstType, SecondType)``: ``node.args[0]`` must call a
-    ``FirstType`` module and ``node`` a ``SecondType`` one. Types are compared
-    exactly, so a subclass (which may compute something else) never matches.
+    ``FirstType`` module and ``node`` a ``SecondType`` one. Each must be a
+    Node of op ``call_module`` whose target is a string found in ``modules``.
+    Types are compared exactly, so a subclass (which may compute something
+    else) never matches. A node without args never matches.
     """
     if not node.args:
         return False
@@ -56,7 +58,10 @@ def replace_node_module(node: Node, modules: dict[str, Any], new_module: Any) ->
     """Make the ``call_module`` ``node`` call ``new_module``: install it under the same name.
 
     The node keeps its target; what changes is the module that the target
-    names, both in the owning module tree and in the ``modules`` lookup.
+    names, both in the owning module tree (set on the parent module named by
+    the target's dotted prefix, ``_parent_name``) and in the ``modules``
+    lookup. A target that is not a string is a TypeError: ``replace_node_module:
+    node <name> has target <target>, expected the dotted name of a submodule``.
     """
     if not isinstance(node.target, str):
         raise TypeError(
@@ -73,11 +78,27 @@ def replace_node_module(node: Node, modules: dict[str, Any], new_module: Any) ->
 def fuse(model: Any, inplace: bool = False, no_trace: bool = False) -> GraphModule:
     """Fold every BatchNorm that directly follows a convolution into it, for inference.
 
-    ``model`` is deep-copied first unless ``inplace``; with ``no_trace`` a
-    GraphModule is used as it is instead of being traced again. A layer whose
-    output is also read elsewhere is left alone (the BatchNorm's output is not
-    the only thing computed from it), and so is a BatchNorm that keeps no
-    running statistics. Both modules of a pair must be in eval mode.
+    The pairs to look for come from the model's framework
+    (``framework_of(model).fusion_patterns()``): triples ``(layer type, bn
+    type, fold)``, where ``fold(layer, bn)`` returns the fused layer. ``model``
+    is deep-copied first unless ``inplace`` (then the result shares every
+    module it did not replace with ``model``); it is traced with
+    ``symbolic_trace``, except that with ``no_trace`` a GraphModule is used
+    as it is. The rewrite works on a deep copy of the traced graph, and the
+    result is ``GraphModule(traced, new_graph)``, so it prints the graph
+    torch.fx's ``fuse`` prints.
+
+    For each pattern in turn, every BatchNorm node whose first argument calls
+    the layer (``matches_module_pattern``) is folded: the layer node's module
+    is replaced by the fused one (``replace_node_module``), the BatchNorm's
+    readers read the layer node instead, and the BatchNorm node is erased.
+    Left alone: a layer whose output is also read elsewhere (more than one
+    user: the BatchNorm's output is not the only thing computed from it),
+    and a BatchNorm without running statistics (``track_running_stats``
+    false). A pair with a module still in training mode is an
+    AssertionError, as in torch.fx: ``fuse: <layer target> (<layer type>)
+    and <bn target> (<bn type>) must be in eval mode: Fusion only for eval!
+    Call model.eval() before fuse().``
     """
     framework = framework_of(model)
     patterns = framework.fusion_patterns()  # its layer pairs and its own arithmetic

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -73,7 +73,18 @@ _MEMORY_FORMATS = (torch.contiguous_format, torch.channels_last, torch.channels_
 
 def torch_layout(t: torch.Tensor) -> TensorLayout:
     """Strides, memory format and quantization parameters, as torch.fx's ShapeProp
-    reads them (a sparse tensor has neither strides nor a memory format)."""
+    reads them (a sparse tensor has neither strides nor a memory format).
+
+    The memory format is the first of ``_MEMORY_FORMATS`` (contiguous,
+    channels_last, channels_last_3d) that ``t.is_contiguous(memory_format=...)``
+    accepts, or None; a sparse tensor gets None and the stride ``()``, any other
+    ``t.stride()``. A quantized tensor's qparams hold ``qscheme``; a per-tensor
+    scheme (affine or symmetric) adds ``scale`` and ``zero_point`` (its
+    ``q_scale()`` and ``q_zero_point()``); a per-channel one adds them as lists
+    (``q_per_channel_scales().tolist()``, ``q_per_channel_zero_points().tolist()``)
+    and ``axis``. A tensor that is not quantized has empty qparams. Returns
+    ``TensorLayout(stride, memory_format, is_quantized, qparams)``.
+    """
     memory_format = None
     if not t.is_sparse:
         memory_format = next(
@@ -95,7 +106,14 @@ def torch_layout(t: torch.Tensor) -> TensorLayout:
 
 # --8<-- [start:hooks]
 def _hooks_of(module: torch.nn.Module) -> list[str]:
-    """The names of the forward hooks and pre-hooks registered on ``module``."""
+    """The names of the forward hooks and pre-hooks registered on ``module``.
+
+    The pre-hooks first (``_forward_pre_hooks``), then the hooks
+    (``_forward_hooks``), each in the order registered, as ``forward pre-hook
+    <label>`` or ``forward hook <label>``. The label is the hook's
+    ``__qualname__`` (``Net.__init__.<locals>.save``), or its type's name for a
+    hook without one (a callable object, a ``functools.partial``).
+    """
     found = []
     for kind, hooks in (
         ("forward pre-hook", module._forward_pre_hooks),
@@ -115,6 +133,14 @@ def refuse_lost_hooks(module: torch.nn.Module, qualname: str) -> None:
     not in the graph, so the GraphModule would compute something else.
     torch.fx drops them silently; minifx says so. Hooks on leaf modules are
     fine: the GraphModule calls the leaf, and the leaf runs its hooks.
+
+    ``qualname`` is the module's path in the root; "" is the root itself. A
+    module with hooks (``_hooks_of``) is a RuntimeError: ``cannot trace
+    submodule '<qualname>' (<type>)`` (``the root module (<type>)`` for the
+    root) ``: it has <the hooks, joined by ', '>, which tracing would lose
+    because its forward is recorded op by op. Remove the hook, or make the
+    module a leaf (override Tracer.is_leaf_module) so that the GraphModule calls
+    it and its hooks run.`` A module without hooks passes.
     """
     hooks = _hooks_of(module)
     if hooks:
@@ -132,7 +158,7 @@ def refuse_lost_hooks(module: torch.nn.Module, qualname: str) -> None:
 _TENSOR_METHODS = frozenset(torch.overrides.get_overridable_functions()[torch.Tensor])
 
 
-# --8<-- [start:framework]
+# --8<-- [start:side_effects]
 # torch's functions that DCE keeps though nobody reads their result, as
 # torch.fx keeps them: checks, random draws (torch.fx keeps these whatever
 # ``impure_random`` says), grad and autocast switches, and aten's asserts.
@@ -147,11 +173,15 @@ _SIDE_EFFECT_NAMES = (
 )
 
 
-@functools.cache
-def _side_effects() -> frozenset[Any]:
-    """The objects ``_SIDE_EFFECT_NAMES`` name in this torch (a name it lacks is skipped)."""
+def _torch_objects(names: Iterable[str]) -> frozenset[Any]:
+    """The objects that dotted names in torch name; a name this torch lacks is skipped.
+
+    Each name is a path from the ``torch`` module (``amp.autocast_mode._enter_autocast``,
+    ``ops.aten._assert_async.msg``), followed one attribute at a time; a missing
+    attribute anywhere on the path skips that name. The answer is a frozenset.
+    """
     found = []
-    for name in _SIDE_EFFECT_NAMES:
+    for name in names:
         obj: Any = torch
         for atom in name.split("."):
             obj = getattr(obj, atom, None)
@@ -160,6 +190,14 @@ def _side_effects() -> frozenset[Any]:
     return frozenset(found)
 
 
+@functools.cache
+def _side_effects() -> frozenset[Any]:
+    """The objects ``_SIDE_EFFECT_NAMES`` name in this torch, looked up once."""
+    return _torch_objects(_SIDE_EFFECT_NAMES)
+# --8<-- [end:side_effects]
+
+
+# --8<-- [start:framework]
 class TorchFramework(Framework):
     """torch's answers: ``torch.nn.Module``, ``torch.Tensor`` and torch.fx's rules."""
 
@@ -180,30 +218,8 @@ class TorchFramework(Framework):
     def is_parameter(self, obj: Any) -> bool:
         return isinstance(obj, torch.nn.Parameter)
 
-    def method_name(self, func: Callable[..., Any]) -> str | None:
-        """The method name when ``func`` is a torch.Tensor method or property getter, else None."""
-        # torch hands __torch_function__ the Tensor method itself (Tensor.add for
-        # ``c + x``, Tensor.size for ``x.size()``, a property's __get__ for ``x.shape``).
-        # This is torch.overrides.is_tensor_method_or_property, with its set kept
-        # here: the public function re-enters a warnings filter on every call.
-        if func in _TENSOR_METHODS or getattr(func, "__name__", None) == "__get__":
-            return func.__name__
-        return None
-
     def assert_function(self) -> Callable[[Any, str], Any]:
         return torch._assert
-
-    def has_side_effect(self, target: Any, impure_random: bool = True) -> bool:
-        if target in _side_effects():
-            return True
-        if isinstance(target, torch._ops.OpOverloadPacket):
-            target = getattr(target, "default", None)  # an op packet answers as its default
-        if isinstance(target, torch._ops.OpOverload):
-            # An aten op says in its schema whether it writes into an argument
-            # (``add_``, ``copy_``), and whether it draws random numbers.
-            return (target._schema.is_mutable or target in _side_effects()
-                    or (impure_random and getattr(target, "_nondeterministic_seeded", False)))
-        return False
 
     def wrapped_functions(self) -> Mapping[tuple[int, str], dict[str, Any]]:
         # torch.fx keeps what ``torch.fx.wrap`` registered in this dict, in the same
@@ -237,6 +253,48 @@ class TorchFramework(Framework):
             (nn.Conv3d, nn.BatchNorm3d, fuse_conv_bn_eval),
             (nn.Linear, nn.BatchNorm1d, fuse_linear_bn_eval),
         ]
-# --8<-- [end:framework]
+    # --8<-- [end:framework]
+
+    # --8<-- [start:answers]
+    def method_name(self, func: Callable[..., Any]) -> str | None:
+        """The method name when ``func`` is a torch.Tensor method or property getter, else None.
+
+        A Tensor method is a member of ``_TENSOR_METHODS`` (what
+        ``torch.overrides.get_overridable_functions()`` lists for ``torch.Tensor``); a
+        property getter is any callable whose ``__name__`` is ``__get__`` (``x.shape``).
+        The answer is ``func.__name__`` (``add``, ``__add__``, ``__get__``). Anything else,
+        a callable without a ``__name__`` too, gives None.
+        """
+        # torch hands __torch_function__ the Tensor method itself (Tensor.add for
+        # ``c + x``, Tensor.size for ``x.size()``, a property's __get__ for ``x.shape``).
+        # This is torch.overrides.is_tensor_method_or_property, with its set kept
+        # here: the public function re-enters a warnings filter on every call.
+        if func in _TENSOR_METHODS or getattr(func, "__name__", None) == "__get__":
+            return func.__name__
+        return None
+
+    def has_side_effect(self, target: Any, impure_random: bool = True) -> bool:
+        """Whether DCE must keep a call of ``target`` that nobody reads, as torch.fx keeps it.
+
+        Anything in ``_side_effects()`` (checks, random draws, grad and autocast
+        switches) has one. An aten op packet (``torch.ops.aten.add_``) answers as its
+        ``default`` overload (none: no side effect). An aten op overload has one when
+        its schema says it writes into an argument (``_schema.is_mutable``: ``add_``,
+        ``copy_``), when it is in ``_side_effects()``, or, only with
+        ``impure_random``, when it draws random numbers
+        (``_nondeterministic_seeded``). Anything else has none.
+        """
+        if target in _side_effects():
+            return True
+        if isinstance(target, torch._ops.OpOverloadPacket):
+            target = getattr(target, "default", None)  # an op packet answers as its default
+        if isinstance(target, torch._ops.OpOverload):
+            # An aten op says in its schema whether it writes into an argument
+            # (``add_``, ``copy_``), and whether it draws random numbers.
+            return (target._schema.is_mutable or target in _side_effects()
+                    or (impure_random and getattr(target, "_nondeterministic_seeded", False)))
+        return False
+    # --8<-- [end:answers]
+
 
 TORCH = register_framework(TorchFramework())

@@ -431,10 +431,34 @@ EXERCISES: list[Exercise] = [
          "_parent_name('a.b.c') is ('a.b', 'c'); set modules[target] and setattr the "
          "parent module; refuse a target that is not a string.",
          ("tests/ch07/test_fuse.py",)),
+        ("minifx/experimental/optimization.py", "fuse", "fold every Conv -> BN pair of a model",
+         "Copy unless inplace, trace unless no_trace, edit a copy of the graph; per pattern of "
+         "the framework, fold each matching pair whose layer has one reader and whose "
+         "BatchNorm tracks running statistics; refuse training mode.",
+         ("tests/ch07/test_fuse.py",)),
         ("minifx/subgraph_rewriter.py", "_SubgraphMatcher._match_node",
          "match one pattern node against the graph",
          "Same kind of node, consistent with what is already mapped, and args that match "
          "recursively; placeholders match anything.",
+         ("tests/ch07/test_subgraph_rewriter.py",)),
+        ("minifx/subgraph_rewriter.py", "_SubgraphMatcher._match_args",
+         "match two argument lists item by item",
+         "Same length; Nodes through _match_node, sequences recursively, a placeholder may "
+         "stand for a constant (the same one each time), constants by type and value.",
+         ("tests/ch07/test_subgraph_rewriter.py",)),
+        ("minifx/subgraph_rewriter.py", "_is_convex", "would merging the nodes make a cycle",
+         "Search forwards from the users outside the set; meeting the set again means a path "
+         "left it and came back.",
+         ("tests/ch07/test_subgraph_rewriter.py",)),
+        ("minifx/subgraph_rewriter.py", "_SubgraphMatcher.match",
+         "find every occurrence of the pattern",
+         "Candidates per anchor in graph order; match the anchors one after the other, each "
+         "attempt on a copy of the pairs; keep contained, convex, non-overlapping matches.",
+         ("tests/ch07/test_subgraph_rewriter.py",)),
+        ("minifx/subgraph_rewriter.py", "replace_pattern", "put the replacement in each match",
+         "Per match: check the inputs agree, follow earlier replacements, copy the replacement "
+         "graph in before the first reader, rewire the readers, erase the old nodes; then "
+         "recompile and bring the replacement module's attributes.",
          ("tests/ch07/test_subgraph_rewriter.py",)),
     ),
     *_rows(
@@ -443,20 +467,69 @@ EXERCISES: list[Exercise] = [
          "Tensors by TensorSpec(shape, dtype); lists, tuples and dicts item by item, "
          "tagged with their type; other values by (type name, value), or repr if unhashable.",
          ("tests/ch08/test_compile.py",)),
-        ("minifx/compiler/fusion.py", "find_groups", "group neighbouring elementwise nodes",
-         "Start from each unclaimed fusible node, last first; an input joins the group "
-         "once all of its users are in it; each group and the list are in graph order.",
+        ("minifx/compiler/compiled.py", "CompiledModel.__call__", "look the inputs up in the cache",
+         "Bind the call to the signature (defaults too) unless it is all positional; the key "
+         "describes each input; compile a key seen for the first time; run what the cache holds.",
+         ("tests/ch08/test_compile.py",)),
+        ("minifx/compiler/compiled.py", "CompiledModel._compile", "trace, then ask the backend",
+         "Inputs that hold no tensor become concrete_args; trace the model with them; the "
+         "backend's answer must be callable.",
+         ("tests/ch08/test_compile.py",)),
+        ("minifx/compiler/elementwise.py", "_canonical_name", "which operation a node performs",
+         "Methods by their name; Python operators from _OPERATORS; other functions by "
+         "qualified_name, split into the library package and the rest (_FUNCTIONS).",
          ("tests/ch08/test_fusion.py",)),
-        ("minifx/compiler/kernel.py", "kernel_source", "write a fused kernel's source",
-         "Names come from a Namespace; the outside nodes the members read are the array "
-         "parameters (read as name[i]); each member is one scalar line in its compute "
-         "dtype, reading the lines before it; the last one is stored into out[i].",
+        ("minifx/compiler/elementwise.py", "_bind", "arguments by parameter name",
+         "Positional args fill the names in order; keywords fill the rest; a keyword that is no "
+         "parameter passes only at its harmless value; anything odd gives None.",
          ("tests/ch08/test_fusion.py",)),
         ("minifx/compiler/elementwise.py", "as_pointwise", "is this node elementwise",
          "_canonical_name gives the op's name, then _bind its args to _PARAMETERS[op] "
          "(x.where(c, y) is reordered); clamp needs number bounds; operands are Nodes or "
          "numbers, at least one a Node.",
          ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/elementwise.py", "as_reduction", "is this node a row reduction",
+         "Find the op (method or library function in REDUCTIONS), drop harmless keywords, "
+         "bind to input, dim, keepdim; the dim kept must be the last.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/fusion.py", "_dtypes_fit", "can the kernels compute these dtypes",
+         "No unknown dtype; comparisons: float operands, bool result; others: a float result, "
+         "a bool condition for where, float or bool operands.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/fusion.py", "fusible_nodes", "every node a kernel may hold",
+         "Per node in order: a pointwise form whose dtypes fit, or else a row reduction.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/fusion.py", "_joins", "may this node join a group with reductions",
+         "An elementwise node needs no full shape yet, or the full or row shape; a reduction "
+         "needs the same full shape and members of the two shapes only.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/fusion.py", "find_groups", "group neighbouring elementwise nodes",
+         "Start from each unclaimed fusible node, last first; an input joins the group "
+         "once all of its users are in it; each group and the list are in graph order.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/kernel.py", "start_kernel", "names, inputs and the kernel's name",
+         "Reserve the kernel's own names first; collect the outside nodes the members read, "
+         "once each; name the function after the first four distinct ops.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/kernel.py", "expression", "one operation as a scalar expression",
+         "Pick the compute dtype (the common one for comparisons); clamp nests maximum and "
+         "minimum; where reads its condition as bool; constant powers as ** n, sqrt or rsqrt; "
+         "otherwise the op's template.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/kernel.py", "kernel_source", "write a fused kernel's source",
+         "Names come from a Namespace; the outside nodes the members read are the array "
+         "parameters (read as name[i]); each member is one scalar line in its compute "
+         "dtype, reading the lines before it; the last one is stored into out[i].",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/fusion.py", "replace_group", "one kernel node for a group",
+         "Collect the dtypes; a flat kernel, or a row kernel around the reductions; insert the "
+         "call before the last member, fill its meta, move the readers, erase the group.",
+         ("tests/ch08/test_fusion.py",)),
+        ("minifx/compiler/fusion.py", "plan_buffers", "hand dead buffers to kernels",
+         "For each kernel without a buffer, the first earlier fresh intermediate of its shape "
+         "and dtype whose readers all ran before it, are fresh producers and did not write "
+         "into it; append it as an argument.",
+         ("tests/ch08/test_buffer_reuse.py",)),
     ),
     *_rows(
         "ch09",
@@ -465,16 +538,65 @@ EXERCISES: list[Exercise] = [
          "__module__ + __name__ (never __qualname__); Tensor descriptors are "
          "torch.Tensor.name; a builtin without a module is looked up in torch and "
          "torch.nn.functional; torch._ops prints as torch.ops; not torch's gives None.",
-         ("tests/ch09/test_parity.py",)),
+         ("tests/ch09/test_parity.py", "tests/ch09/test_adapter_hooks.py")),
         ("minifx/frameworks/torch_framework.py", "TorchFramework.method_name",
          "which torch callables are Tensor methods",
          "A member of _TENSOR_METHODS, or a property getter (named '__get__'), is a Tensor "
          "method: answer its name; anything else gives None.",
-         ("tests/ch09/test_parity.py",)),
+         ("tests/ch09/test_parity.py", "tests/ch09/test_adapter_hooks.py")),
+        ("minifx/frameworks/torch_framework.py", "_hooks_of", "name a module's forward hooks",
+         "Pre-hooks, then hooks, from the module's two hook dicts; label each by its "
+         "qualified name, or its type's name when it has none.",
+         ("tests/ch09/test_adapter_hooks.py",)),
+        ("minifx/frameworks/torch_framework.py", "refuse_lost_hooks",
+         "refuse hooks a trace would drop",
+         "No hooks: nothing to do. Else one RuntimeError saying where (the root or the "
+         "submodule's path), the module's type, the hooks, and the two ways out.",
+         ("tests/ch09/test_adapter_hooks.py",)),
+        ("minifx/frameworks/torch_framework.py", "_torch_objects",
+         "the torch objects dotted names name",
+         "Follow each dotted name from the torch module one attribute at a time; keep what "
+         "exists, as a frozen set.",
+         ("tests/ch09/test_adapter_hooks.py",)),
+        ("minifx/frameworks/torch_framework.py", "TorchFramework.has_side_effect",
+         "does a torch call have a side effect",
+         "The known set first; an op packet answers as its default overload; an overload by "
+         "its schema's mutability, the set, or (when asked) its random seeding.",
+         ("tests/ch09/test_adapter_hooks.py",)),
+        ("minifx/frameworks/torch_framework.py", "torch_layout",
+         "strides, memory format and qparams",
+         "The first memory format the tensor is contiguous in (none for sparse); qparams by "
+         "the quantization scheme, per tensor or per channel.",
+         ("tests/ch09/test_adapter_hooks.py",)),
+        ("minifx/compare.py", "load_root", "load the model named on the command line",
+         "Split at the last colon; import a file or a module; fetch the name; build a class or "
+         "call a builder; anything else that is no function or module is an error.",
+         ("tests/ch09/test_compare_parts.py",)),
+        ("minifx/compare.py", "_parse_shape", "read an --input-shape",
+         "Shape before the colon, dtype after it; each problem a CompareError that quotes "
+         "the text.",
+         ("tests/ch09/test_compare_parts.py",)),
+        ("minifx/compare.py", "output_difference", "why two outputs differ",
+         "Recurse on what the expected value is: a tensor, a sequence, a dict, a plain "
+         "value; name the place in each message.",
+         ("tests/ch09/test_compare_parts.py",)),
         ("minifx/compare.py", "diff_rows", "line up two codes side by side",
          "Drop blank lines; match the _canonical forms with difflib's SequenceMatcher; "
          "equal runs give ' ' (or '~') rows, other runs pair up as '|', then '<' or '>'.",
-         ("tests/ch09/test_compare_cli.py::test_side_by_side_marks_the_differences",)),
+         ("tests/ch09/test_compare_cli.py::test_side_by_side_marks_the_differences",
+          "tests/ch09/test_compare_parts.py")),
+        ("minifx/compare.py", "side_by_side", "print two texts in two columns",
+         "diff_rows, perhaps only the differing rows; size the two columns from the width; "
+         "headers and dashes; each row cut to its columns, the mark on its first line only.",
+         ("tests/ch09/test_compare_parts.py",)),
+        ("minifx/compare.py", "_compare_texts", "the graph and code verdicts",
+         "For the graph and the code: rows, a verdict heading, the table unless there is "
+         "nothing to show; then each known reason once.",
+         ("tests/ch09/test_compare_parts.py",)),
+        ("minifx/compare.py", "_compare_outputs", "the outputs verdict",
+         "Run both sides; both ran: compare outputs; both failed alike: agreement; otherwise "
+         "say which side raised.",
+         ("tests/ch09/test_compare_parts.py",)),
     ),
     *_rows(
         "ch10",
@@ -483,14 +605,72 @@ EXERCISES: list[Exercise] = [
          "qmin), at least eps; zero point qmin - round(min / scale), clipped. Symmetric: "
          "scale = max(-min, max) / ((qmax - qmin) / 2); zero point 0 or the middle.",
          ("tests/ch10/test_observers.py",)),
+        ("minifx/quantization/observer.py", "ObserverBase.__init__", "an observer's settings",
+         "Keep the settings; the integer range is given (both bounds, around 0) or follows "
+         "from the dtype; start with an empty running range.",
+         ("tests/ch10/test_observers.py",)),
+        ("minifx/quantization/observer.py", "ObserverBase._qparams",
+         "qparams of a range, or the defaults",
+         "Without data, torch's warning and scale 1, zero point 0; else qparams_from_range "
+         "with the observer's settings.",
+         ("tests/ch10/test_observers.py",)),
         ("minifx/quantization/observer.py", "MinMaxObserver.observe", "track the range",
          "Keep the running min and max over every batch seen.",
+         ("tests/ch10/test_observers.py",)),
+        ("minifx/quantization/observer.py", "HistogramObserver.observe",
+         "add a batch to the histogram",
+         "The first batch sets range and counts; a batch past the range widens it, rebinning "
+         "the counts first; then add the batch's counts.",
+         ("tests/ch10/test_observers.py",)),
+        ("minifx/quantization/observer.py", "HistogramObserver.calculate_qparams",
+         "qparams of the best clipping range",
+         "Search the histogram for the clipping range of least error, then its qparams; "
+         "without data, the defaults.",
          ("tests/ch10/test_observers.py",)),
         ("minifx/quantization/qconfig.py", "QConfigMapping.qconfig_for",
          "which qconfig a module gets",
          "The module name, then each parent (drop the last dotted part, down to ''), "
          "then object_type, then global_qconfig.",
          ("tests/ch10/test_observers.py",)),
+        ("minifx/quantization/prepare.py", "node_kind", "how a node takes part",
+         "By the module's type, the function or the method name, in the op table of the "
+         "backend; a binary op needs two tensors.",
+         ("tests/ch10/test_passes.py::test_each_node_has_its_kind",
+          "tests/ch10/test_passes.py::test_a_binary_op_needs_two_tensors_and_an_unknown_op_stays_float")),
+        ("minifx/quantization/prepare.py", "_Observers.observe", "put one observer after a node",
+         "Name it by the count, add the module, insert its node after the watched one, and "
+         "give it the node's other readers.",
+         ("tests/ch10/test_passes.py::test_observers_go_where_torch_puts_them_and_are_shared_as_torch_shares_them",)),
+        ("minifx/quantization/prepare.py", "_Observers.observe_inputs",
+         "observe a node's inputs",
+         "Each tensor input not observed yet gets an observer; a cat makes all of them, and "
+         "its output's, the first input's observer.",
+         ("tests/ch10/test_passes.py::test_observers_go_where_torch_puts_them_and_are_shared_as_torch_shares_them",)),
+        ("minifx/quantization/prepare.py", "insert_observers", "the observer-insertion pass",
+         "Walk the nodes; by kind and qconfig: share the input's observer, or observe the "
+         "inputs and then the output (after a fused ReLU; fixed qparams for fixed ops).",
+         ("tests/ch10/test_passes.py::test_observers_go_where_torch_puts_them_and_are_shared_as_torch_shares_them",
+          "tests/ch10/test_passes.py::test_the_int8_model_is_torchs")),
+        ("minifx/quantization/convert.py", "insert_quantize_dequantize",
+         "observers become quantize / dequantize",
+         "Per observer node: its qparams as two named buffers, two get_attr nodes, a quantize "
+         "and a dequantize in its place; warn once about observers without data.",
+         ("tests/ch10/test_passes.py::test_the_reference_model_is_torchs",
+          "tests/ch10/test_passes.py::test_an_uncalibrated_observer_warns_once_naming_every_silent_observer")),
+        ("minifx/quantization/lower.py", "_lower_layer", "swap a layer for its int8 twin",
+         "Only with a quantize as its only reader; build the twin from the float module, its "
+         "quantized weight and the quantize node's qparams; bypass the sandwich.",
+         ("tests/ch10/test_passes.py::test_the_int8_model_is_torchs",
+          "tests/ch10/test_passes.py::"
+          "test_a_layer_mapped_to_none_between_quantized_ones_stays_float_as_torchs")),
+        ("minifx/quantization/lower.py", "_lower_binary", "an add or mul in int8",
+         "Take in the ReLU that follows; with a quantize as only reader, one call of the "
+         "quantized op on the quantized inputs with the output's qparams.",
+         ("tests/ch10/test_passes.py::test_the_int8_model_is_torchs",)),
+        ("minifx/quantization/lower.py", "lower_to_quantized", "the lowering pass",
+         "Walk the nodes; by kind, lower layers, binary ops, ops that run on the integers "
+         "and size(); then drop unused submodules and recompile.",
+         ("tests/ch10/test_passes.py::test_the_int8_model_is_torchs",)),
     ),
     *_rows(
         "ch11",
@@ -502,12 +682,62 @@ EXERCISES: list[Exercise] = [
          "The module's own (recurse=False) parameters and buffers must match the twin's "
          "by name and shape (TwinError otherwise); setattr each converted value.",
          ("tests/ch11/test_round_trip.py",)),
+        ("minifx/convert/twins.py", "refuse_lost_settings",
+         "refuse settings the twin cannot take",
+         "Compare the two classes' constructor arguments; a setting only torch has is lost "
+         "unless it holds its default; name every lost one in one TwinError.",
+         ("tests/ch11/test_errors.py", "tests/ch11/test_graph_pass.py")),
+        ("minifx/convert/twins.py", "make_twin", "build a torch leaf's tensor.nn twin",
+         "Find the twin class; refuse lost settings; build it from the module's attributes "
+         "named like its constructor's arguments; copy the weights; keep the mode.",
+         ("tests/ch11/test_graph_pass.py", "tests/ch11/test_errors.py",
+          "tests/ch11/test_convert_everyday.py::"
+          "test_multihead_attention_converts_with_its_settings_and_weights")),
+        ("minifx/convert/graph_pass.py", "GraphConverter.get_attr",
+         "a weight becomes a tensor",
+         "Fetch the value from the root; a torch tensor is converted once into the "
+         "attributes; anything else is a problem.",
+         ("tests/ch11/test_graph_pass.py",)),
+        ("minifx/convert/graph_pass.py", "GraphConverter.call_module",
+         "a leaf becomes its twin",
+         "Make the twin once per target and keep it in the attributes; a TwinError is a "
+         "problem naming the node and the class.",
+         ("tests/ch11/test_graph_pass.py",)),
         ("minifx/convert/graph_pass.py", "GraphConverter.call_function",
          "map a torch function to tensor's",
          "table.functions first; getattr on a Node needs an attribute tensor has; "
          "operators go through check_operator; Python's own functions pass; anything "
          "else is a problem with a hint (and the target stays).",
-         ("tests/ch11/test_round_trip.py",)),
+         ("tests/ch11/test_round_trip.py", "tests/ch11/test_graph_pass.py")),
+        ("minifx/convert/graph_pass.py", "GraphConverter.check_operator",
+         "an operator on a tensor needs its dunder",
+         "Only operands known to be tensors count; the dunder, the plain one for an in-place "
+         "operator, the reflected one when a number comes first.",
+         ("tests/ch11/test_graph_pass.py", "tests/ch11/test_errors.py")),
+        ("minifx/convert/graph_pass.py", "GraphConverter.keywords",
+         "the keywords the twin keeps",
+         "Find the twin and its keyword names; keep what it accepts; drop torch's defaults; "
+         "note the rest.",
+         ("tests/ch11/test_errors.py", "tests/ch11/test_graph_pass.py")),
+        ("minifx/convert/graph_pass.py", "GraphConverter.argument",
+         "an argument in the new graph",
+         "Nodes map to their copies; other values through the value converter, a refusal "
+         "becoming a problem.",
+         ("tests/ch11/test_graph_pass.py",)),
+        ("minifx/convert/graph_pass.py", "GraphConverter.convert", "the walk over the graph",
+         "One rule per op gives the target; map args and kept keywords through argument; "
+         "create the copy with the same name and a converted type; keep the meta.",
+         ("tests/ch11/test_graph_pass.py",)),
+        ("minifx/convert/graph_pass.py", "tensor_valued_nodes",
+         "which nodes hold tensors",
+         "Run a copy of the graph on copies of the inputs with an Interpreter that notes the "
+         "nodes whose values are torch tensors.",
+         ("tests/ch11/test_graph_pass.py", "tests/ch11/test_errors.py")),
+        ("minifx/convert/graph_pass.py", "torch_to_tensor", "the conversion pass",
+         "Refuse what is not a model; check weights, hooks and inputs; trace with stack "
+         "traces; convert; tidy the user's module; raise every problem, or build the "
+         "GraphModule.",
+         ("tests/ch11/test_graph_pass.py", "tests/ch11/test_errors.py")),
     ),
     *_rows(
         "ch12",
@@ -906,6 +1136,34 @@ MORE_HINTS: dict[str, str] = {
         "one pattern node only. _same_kind compares op and target. Map the pair before "
         "looking at the args; then the counts of args and the kwargs' names must agree, "
         "and _match_args compares the args followed by the kwargs' values.",
+    "fuse":
+        "The model's framework gives the triples (its fusion_patterns). Build modules from the "
+        "traced module's named_modules() and deepcopy traced.graph before editing. Walking "
+        "the graph's nodes while erasing the visited one is safe. The layer node is the "
+        "BatchNorm node's first argument; check its users, then track_running_stats, then the "
+        "training flags of both modules. The message names targets and type names as they "
+        "are, unquoted.",
+    "_SubgraphMatcher._match_args":
+        "zip the two lists after comparing their lengths; stop at the first pair that fails. "
+        "Test both-Nodes first, then both-sequences. A pattern Node facing a constant must be "
+        "a placeholder; use nodes_map to remember what it stood for. A graph Node facing a "
+        "pattern constant fails. Compare constants with type(...) is type(...) too.",
+    "_is_convex":
+        "An iterative depth-first search: a stack seeded with the outside users of the "
+        "set's nodes, a seen set so each node is expanded once, and each popped node's users "
+        "pushed. The set itself is only ever met coming back.",
+    "_SubgraphMatcher.match":
+        "A nested recursive function of (anchor index, pairs so far): past the last anchor, "
+        "record a _Found; else, for each candidate, copy the pairs, try _match_node, and on "
+        "success recurse with the next index. The list of candidates is built once, before "
+        "the search. Filter with _is_contained and _is_convex(_compute_nodes(m)), then "
+        "_without_overlaps.",
+    "replace_pattern":
+        "The placeholders of the replacement graph, in order, are what val_map maps to the "
+        "match's placeholder_nodes. graph_copy returns one Node or a tuple: make it a tuple. "
+        "Keep a dict from each replaced result to its new node, for later matches. Erase "
+        "match.nodes_map[pn] for the pattern's nodes in reverse, skipping placeholders and "
+        "the output. Only a module replacement (not a Graph) has attributes to copy.",
     "describe":
         "A tensor's spec holds its shape as a tuple. A list or tuple becomes (its type's "
         "name, the tuple of described items); a dict ('dict', pairs of key and described "
@@ -920,6 +1178,60 @@ MORE_HINTS: dict[str, str] = {
         "constant operand goes through _constant; a Node in another dtype than the compute "
         "dtype is converted with _numpy_spelling. Loop over out.size. Import scalar only "
         "when a line uses it.",
+    "CompiledModel.__call__":
+        "Binding gives an ordered mapping of parameter names to values: its values, in "
+        "order, are the inputs, and the mapping itself goes to _compile. Use the cache's get "
+        "and compare with None (a cached callable is never None). Store the compiled "
+        "callable before calling it.",
+    "CompiledModel._compile":
+        "A dict comprehension over the bound arguments keeps those where _holds_tensor is "
+        "false; an empty dict becomes None. The name in the message falls back to repr when "
+        "the backend has no __name__ (getattr with a default).",
+    "_canonical_name":
+        "Test op first: call_method, then call_function, else None. A call_method target "
+        "must be a str. qualified_name may raise for odd targets: catch RuntimeError and "
+        "AttributeError. Split the name at the first dot (str.partition): the package, then "
+        "the rest that _FUNCTIONS knows.",
+    "_bind":
+        "zip the names with the args (after the length check) into a dict. Walk kwargs: a key "
+        "already bound is a clash; a key among names is bound; otherwise look it up in "
+        "_HARMLESS and compare the value with !=, and on a mismatch or an unknown key give up.",
+    "as_reduction":
+        "The call_function branch asks qualified_name inside a try (RuntimeError, "
+        "AttributeError give None) and partitions it at the first dot. Filter the kwargs "
+        "before _bind: drop a key when _REDUCTION_HARMLESS has it with that same value. "
+        "keepdim is compared with 'is True'; _last_dim judges dim.",
+    "_dtypes_fit":
+        "np.dtype compares equal to None's default dtype, so test None with 'is' before any "
+        "'in'. Unpack where's condition from the operands when form.operands[0] is a Node. "
+        "A comparison's operands must all be in _FLOATS.",
+    "fusible_nodes":
+        "as_pointwise first; when it gives None try _reduction and go on to the next node "
+        "either way. The dtypes for _dtypes_fit are node_dtype of the node and of each of "
+        "form.input_nodes.",
+    "_joins":
+        "_reads of a node's form is None for an elementwise node. An elementwise node returns the "
+        "full shape unchanged. A reduction checks every member of the group (not only the "
+        "ones added last) against its own shape and row_shape of it.",
+    "start_kernel":
+        "Create each reserved name before any other. A list and a membership test keep "
+        "first-use order (a set would not). dict.fromkeys over the ops keeps the distinct "
+        "ones in order; slice the first four and join them with underscores.",
+    "expression":
+        "np.result_type over the dtypes of form.input_nodes for a comparison. clamp: wrap "
+        "the maximum first, then the minimum, each only when its bound is not None. where: "
+        "condition as np.dtype(np.bool_). _pow_as gives 'mul', 'sqrt', 'rsqrt' or None; "
+        "the 'mul' case writes the exponent from _small_integer.",
+    "replace_group":
+        "The full shape is the _reads of the first member whose form is a Reduction (next "
+        "with a default of None). The work counts every member when full is None, else the "
+        "reductions and the members whose node_shape is full. Insert before the last member "
+        "(the graph's inserting_before) and create_node with a name; erase in reversed order.",
+    "plan_buffers":
+        "Keep the node order as a list and a position dict. Only a kernel whose reuse is "
+        "None looks for a buffer; walk order[:position[node]] and stop at the first that "
+        "fits (break). A candidate needs users; each user must come before the kernel, be "
+        "_fresh, and have no writes_into of that candidate's name.",
     "as_pointwise":
         "None for anything that cannot fuse. The method form of where has self second. "
         "_bind gives None when the arguments do not fit. clamp needs number (or None) "
@@ -934,11 +1246,64 @@ MORE_HINTS: dict[str, str] = {
         "torch passes Tensor.add itself for c + x, and a property's __get__ for x.shape: "
         "both answer their own name. Some callables have no __name__: read it with a "
         "default.",
+    "_hooks_of":
+        "Walk two (kind, dict) pairs in order, pre-hooks first; the dicts' values are the "
+        "hooks. getattr with a default of None reads __qualname__; fall back to "
+        "type(hook).__name__.",
+    "refuse_lost_hooks":
+        "Ask _hooks_of; an empty list means return. The 'where' part is built with a "
+        "conditional on qualname; the hooks are joined with ', '. Copy the message's "
+        "wording from the docstring: the tests compare it whole.",
+    "_torch_objects":
+        "Start each name at the torch module and getattr each dotted atom with a default of "
+        "None, so a missing one ends the walk with None. Collect the objects that are not "
+        "None; _side_effects caches the answer for the names DCE needs.",
+    "TorchFramework.has_side_effect":
+        "Membership in _side_effects() first. isinstance against torch._ops.OpOverloadPacket "
+        "to swap in its default overload (getattr with None), then against "
+        "torch._ops.OpOverload for the three questions; the random one only when "
+        "impure_random is set, with getattr and a False default.",
+    "torch_layout":
+        "next() over a generator of the formats with None as its default. is_sparse "
+        "decides both the format and the stride. Compare qscheme() with "
+        "torch.per_tensor_affine and torch.per_tensor_symmetric; the per-channel case "
+        "turns its tensors into lists and adds q_per_channel_axis(). Keep the keys in the "
+        "docstring's order.",
+    "load_root":
+        "Split the spec at its last colon (rpartition). Path(...).is_file() tells a file; "
+        "the regular expression _MODULE_PATH tells a module name. Catch AttributeError "
+        "from fetch_path and TypeError from building a class, raising from None. A class "
+        "is a type that subclasses torch.nn.Module; inspect.isfunction and _is_builder "
+        "tell a builder.",
+    "_parse_shape":
+        "partition(':') splits shape and dtype text. A list comprehension of int() over "
+        "the comma pieces that are not blank; a ValueError from int becomes the first "
+        "message. getattr(torch, name, None) and isinstance(..., torch.dtype) check the "
+        "dtype.",
+    "output_difference":
+        "Test the expected value's kind with isinstance: torch.Tensor, then (tuple, list), "
+        "then dict. Recurse with where extended by [i] or [key!r], returning the first "
+        "problem. Catch the AssertionError of assert_close and keep its first line.",
     "diff_rows":
         "_canonical(line, ours=...) gives (text, why): match on the texts, keep why for "
         "'~' rows. In an equal run a row is ' ' when the raw lines are identical, else '~' "
         "with the reason. Elsewhere pair left and right line by line; leftovers are '<' "
         "(left only) or '>' (right only). Turn autojunk off.",
+    "side_by_side":
+        "Filter the rows when only_differences. texts = the left sides (or '') plus the "
+        "left header; the column is min(longest, (width - 3) // 2). The second header "
+        "line is dashes as long as each header. For each row, zip its left and right pieces "
+        "of _cut, padding the shorter side with ''. rstrip every line.",
+    "_compare_texts":
+        "One loop over the pairs (title, left, right). A row's mark in ' ~' means the same. "
+        "A dict (dict.fromkeys) keeps the reasons once each, in order. The heading's "
+        "verdict has three values. Skip the table only when only_differences and every "
+        "mark is ' '.",
+    "_compare_outputs":
+        "_run gives (output, error) for each side. Compare type names, not types: each "
+        "library may raise its own class. Build the problem text with one line per side and "
+        "a conditional inside the f-string. The function returns whether there is no "
+        "problem.",
     "qparams_from_range":
         "Work in float32; min and max may be arrays (one per channel). The scale never "
         "drops below eps. Symmetric: zero point 0 when signed, else (qmin + qmax + 1) // 2, "
@@ -947,6 +1312,58 @@ MORE_HINTS: dict[str, str] = {
     "MinMaxObserver.observe":
         "An empty batch changes nothing. The running values start at +inf and -inf; "
         "combine with np.minimum and np.maximum and keep float32.",
+    "ObserverBase.__init__":
+        "Call the module's __init__ first. Test the two bounds with 'is None' and compare the "
+        "two answers: they must agree. quant_min <= 0 <= quant_max is one chained "
+        "comparison. A float32 infinity, and its negative, start the range.",
+    "ObserverBase._qparams":
+        "Warn a UserWarning with stacklevel 3 (the caller's caller). np.shape of "
+        "lo gives the shape for np.ones and np.zeros. Pass the observer's own settings to "
+        "qparams_from_range in its order.",
+    "HistogramObserver.observe":
+        "Cast and flatten first, then return on an empty batch. has_data tells the first "
+        "batch. Compare the widened (lo, hi) pair with the current one as a tuple; rebin "
+        "only when it changed. histogram_of counts over the current range.",
+    "HistogramObserver.calculate_qparams":
+        "Both branches end in _qparams and convert the answer with float() and int(). "
+        "search_clipping_range takes the counts, the range as floats and dst_nbins.",
+    "node_kind":
+        "_module gives the node's module or None. For a module, compare its exact type with "
+        "the sets, in the docstring's order. For a function, the binary check comes first "
+        "and returns either way; then a loop over the other kinds' names.",
+    "_Observers.observe":
+        "Read the count, then add one. add_submodule on the GraphModule and a dict entry. "
+        "Insert with the graph's inserting_after and call_module. replace_all_uses_with "
+        "takes a filter that spares the observer node itself.",
+    "_Observers.observe_inputs":
+        "The cat's inputs are its first argument, a list. Filter Nodes, skip those "
+        "observed. For cat, the shared object is the module of the first input's observer "
+        "node (its target); register it under each other observer's target, then observe "
+        "the cat node with it.",
+    "insert_observers":
+        "Iterate over list(gm.graph.nodes). The qconfig is looked up only for kinds other "
+        "than float and info. A set of nodes to skip holds the ReLUs taken in by a binary "
+        "op. The observer for a fixed op comes from FIXED_QPARAMS; every observer goes "
+        "through backend.wrap_observer. Recompile at the end.",
+    "insert_quantize_dequantize":
+        "Collect the targets of observers without data in a list while walking. Silence "
+        "warnings around calculate_qparams with warnings.catch_warnings and simplefilter. "
+        "register_buffer keeps the qparams; insert the four nodes before the observer "
+        "node; warn after the loop with stacklevel 3.",
+    "_lower_layer":
+        "_only_quantize_reader gives the quantize node or None. setdefault on float_layers "
+        "both reads and records. _attr_value reads a get_attr node's value. Then "
+        "replace_node_module and _bypass.",
+    "_lower_binary":
+        "binary_name(node) picks the pair of ops. Unpack the two dequantize nodes from "
+        "node.args; the quantize node's args 1 and 2 are the scale and zero point nodes. "
+        "Insert before the quantize node; erase the quantize node, then the ReLU, then "
+        "node; _drop the two dequantize nodes.",
+    "lower_to_quantized":
+        "Iterate over a list of the nodes: lowering erases some. node.graph is None for an "
+        "erased one. The call_module override of the kind comes right after node_kind. Use "
+        "_is_dequantize on the first argument (or on every argument, or every item of the "
+        "cat's list).",
     "QConfigMapping.qconfig_for":
         "Try 'a.b.c', 'a.b', 'a', then '' in module_name_qconfigs, and stop after ''. Only "
         "when no name matches does object_type_qconfigs decide; else global_qconfig "
@@ -960,6 +1377,46 @@ MORE_HINTS: dict[str, str] = {
         "copied by their own call. Different names: one TwinError listing both sides, "
         "sorted. A shape mismatch: a TwinError naming the attribute and both shapes. "
         "values.tensor converts, and keeps a Parameter a Parameter.",
+    "refuse_lost_settings":
+        "_settings of each class gives name -> inspect.Parameter. Skip names the twin has "
+        "and attributes the module lacks. A parameter without default has "
+        "inspect.Parameter.empty as its default. Spell each lost one with !r; raise after "
+        "the loop.",
+    "make_twin":
+        "table.modules maps torch classes to tensor.nn classes. A dict comprehension over "
+        "_settings(twin_class) with hasattr as the filter; then the _READ_FROM entries "
+        "whose class name matches. Catch TypeError and ValueError around the construction "
+        "only, raising from None. train(module.training) reaches the twin's own layers.",
+    "GraphConverter.get_attr":
+        "fetch_path follows the dotted target from self.root. _is_torch_tensor tells a "
+        "tensor. Only a target not yet in the attributes is converted.",
+    "GraphConverter.call_module":
+        "Look the submodule up on self.root with get_submodule. Catch TwinError only; the "
+        "class name is both in the 'what' and the hint.",
+    "GraphConverter.check_operator":
+        "The operator's __name__ ('add', 'iadd') is what dunder and reflected_dunder take; "
+        "inplace_methods names the in-place ones. A list of flags tells which operands are "
+        "known tensors. The problem names the first method of the list you built.",
+    "GraphConverter.keywords":
+        "Three cases pick the twin and the torch function: a method tensor has (no torch "
+        "function), a call_function whose target changed, anything else (return kwargs). "
+        "_keyword_names gives None for **kwargs. Compare with the default using !=.",
+    "GraphConverter.argument":
+        "Test for a Node first. Catch only TypeError from the value converter; the "
+        "hint is about the type's name; return the value unchanged after noting it.",
+    "GraphConverter.convert":
+        "A dict from op to bound method. map_aggregate with a lambda that binds the node as "
+        "a default argument (n=node) calls argument for each leaf. create_node takes op, "
+        "target, args, kwargs, name and type_expr; copy.copy the meta.",
+    "tensor_valued_nodes":
+        "A small Interpreter subclass whose run_node calls super() and records into a set "
+        "from the enclosing function. Wrap a single input in a tuple. deepcopy both the "
+        "GraphModule and the inputs; run under torch.no_grad().",
+    "torch_to_tensor":
+        "isinstance for torch.nn.Module and inspect.isfunction for the refusal. The Tracer's "
+        "record_stack_traces and proxy_buffer_attributes are plain attributes. Remember "
+        "the names in vars(module) before tracing, and delete what is new after (only when the "
+        "root is the module). Keep the model's name in its own variable.",
     "GraphConverter.call_function":
         "A twin in table.functions replaces the target. builtins.getattr on a Node: a "
         "problem when tensor lacks the attribute (table.attributes), with self.hint. "

@@ -58,7 +58,26 @@ def _fresh_attr(gm: GraphModule, prefix: str) -> str:
 
 # --8<-- [start:insert_qdq]
 def insert_quantize_dequantize(gm: GraphModule, backend: QuantBackend) -> None:
-    """Replace every observer node of ``gm`` (in place) by get_attr, quantize, dequantize."""
+    """Replace every observer node of ``gm`` (in place) by get_attr, quantize, dequantize.
+
+    For each observer node (``observer_nodes``), in graph order: its module's
+    ``calculate_qparams()`` (warnings silenced) gives the scale and zero point.
+    They become two buffers of ``gm``, ``backend.scalar(float(scale))`` and
+    ``backend.scalar(int(zero_point))``, named ``<prefix>_scale_<i>`` and
+    ``<prefix>_zero_point_<i>``: the prefix is ``_prefix`` of the observed node
+    (the observer node's argument), ``i`` the first number not yet taken
+    (``_fresh_attr``). Just before the observer node come two ``get_attr`` nodes
+    reading them, a ``call_function`` of ``backend.quantize_per_tensor`` with
+    (observed node, scale node, zero point node, ``backend.quint8``), and a
+    ``call_method`` ``dequantize`` of that; the observer node's readers read
+    the dequantize node, and the observer node is erased.
+
+    Observers that saw no data (``has_data`` false) still get their default
+    qparams; at the end one UserWarning names them all: ``convert_fx: these
+    observers saw no data, so their scale and zero point are the defaults (1.0,
+    0): <targets, joined by ', '>. Calibrate first: run the prepared model on
+    representative inputs before convert_fx.``
+    """
     graph = gm.graph
     unobserved = []
     for obs_node in observer_nodes(gm):

@@ -89,11 +89,29 @@ def _quantized_weight(module: Any, qconfig: Any, backend: QuantBackend) -> Any:
 
 # --8<-- [start:lower]
 def lower_to_quantized(gm: GraphModule, weight_qconfigs: dict, backend: QuantBackend) -> None:
-    """Rewrite the reference graph of ``gm`` in place into int8 modules and ops."""
-    graph = gm.graph
+    """Rewrite the reference graph of ``gm`` in place into int8 modules and ops.
+
+    The nodes are visited in order (a copy of the list); one already erased
+    (``node.graph`` is None), placeholders, get_attr and output nodes are
+    skipped. Each other node's kind is ``node_kind``, except that a
+    ``call_module`` node whose target an earlier node lowered (in
+    ``float_layers``) is ``quantized`` again. Then:
+
+    - ``quantized`` or ``own``, reading a ``dequantize`` first: ``_lower_layer``;
+    - ``binary`` whose arguments are all ``dequantize`` nodes: ``_lower_binary``;
+    - ``shares`` or ``fixed`` reading a ``dequantize`` first, ``cat`` whose list
+      holds only ``dequantize`` nodes: when a ``quantize_per_tensor`` is its only
+      reader (``_only_quantize_reader``), ``_bypass`` both;
+    - ``info`` (``x.size()``) reading a ``dequantize``: it reads the quantized
+      value instead, and the ``dequantize`` goes if nothing else reads it
+      (``_drop``).
+
+    Anything else stays as it is. At the end, submodules nothing calls any more
+    are deleted and ``gm`` is recompiled.
+    """
     modules = modules_of(gm)
     float_layers: dict[str, Any] = {}  # target -> float module, for layers called twice
-    for node in list(graph.nodes):
+    for node in list(gm.graph.nodes):
         if node.graph is None or node.op in ("placeholder", "output", "get_attr"):
             continue
         kind = node_kind(node, modules, backend)
@@ -101,23 +119,11 @@ def lower_to_quantized(gm: GraphModule, weight_qconfigs: dict, backend: QuantBac
             kind = "quantized"  # called again: rebuilt below with this call's qparams,
             # so that every call uses the last call's, as torch's convert_fx does
         if kind in ("quantized", "own") and _is_dequantize(node.args[0]):
-            q = _only_quantize_reader(node, backend)
-            if q is None or (kind == "quantized" and node.target not in weight_qconfigs):
-                continue
-            module = float_layers.setdefault(node.target, modules[node.target])
-            quantized_type = backend.quantized_modules[type(module)]
-            weight = None
-            if kind == "quantized":
-                weight = _quantized_weight(module, weight_qconfigs[node.target], backend)
-            new = backend.build_quantized(
-                quantized_type, module, weight, _attr_value(gm, q.args[1]),
-                _attr_value(gm, q.args[2]),
-            )
-            replace_node_module(node, modules, new)
-            _bypass(gm, node, q, backend)
+            _lower_layer(gm, node, kind, modules, float_layers, weight_qconfigs, backend)
         elif kind == "binary" and all(_is_dequantize(a) for a in node.args):
             _lower_binary(gm, node, modules, backend)
-        elif kind in ("shares", "fixed") and node.args and _is_dequantize(node.args[0]):
+        elif kind in ("shares", "fixed") and node.args and _is_dequantize(node.args[0]) or \
+                kind == "cat" and all(_is_dequantize(a) for a in node.args[0]):
             q = _only_quantize_reader(node, backend)
             if q is not None:
                 _bypass(gm, node, q, backend)
@@ -125,17 +131,58 @@ def lower_to_quantized(gm: GraphModule, weight_qconfigs: dict, backend: QuantBac
             dq = node.args[0]
             node.replace_input_with(dq, dq.args[0])
             _drop(gm, dq)
-        elif kind == "cat" and all(_is_dequantize(a) for a in node.args[0]):
-            q = _only_quantize_reader(node, backend)
-            if q is not None:
-                _bypass(gm, node, q, backend)
     gm.delete_all_unused_submodules()
     gm.recompile()
+
+
+def _lower_layer(gm: GraphModule, node: Node, kind: str, modules: dict, float_layers: dict,
+                 weight_qconfigs: dict, backend: QuantBackend) -> None:
+    """Swap a layer (``quantized``) or an op with an observer of its own (``own``) for
+    its int8 twin, when a ``quantize_per_tensor`` is the only reader of its output.
+
+    Nothing happens without such a reader, nor for a ``quantized`` layer whose
+    target has no entry in ``weight_qconfigs``. The float module is the one
+    recorded in ``float_layers`` for this target (a layer called twice was swapped
+    already), else ``modules[node.target]``, recorded now. Its twin's type is
+    ``backend.quantized_modules[type]``; a ``quantized`` layer's weight is
+    ``_quantized_weight`` with its qconfig (``own``: None). The twin is
+    ``backend.build_quantized(type, float module, weight, scale, zero point)``,
+    with the scale and zero point the quantize node reads (the values of its
+    ``get_attr`` arguments 1 and 2); it replaces the node's module
+    (``replace_node_module``), and ``_bypass`` takes the dequantize and the
+    quantize out of the way.
+    """
+    q = _only_quantize_reader(node, backend)
+    if q is None or (kind == "quantized" and node.target not in weight_qconfigs):
+        return
+    module = float_layers.setdefault(node.target, modules[node.target])
+    quantized_type = backend.quantized_modules[type(module)]
+    weight = None
+    if kind == "quantized":
+        weight = _quantized_weight(module, weight_qconfigs[node.target], backend)
+    new = backend.build_quantized(
+        quantized_type, module, weight, _attr_value(gm, q.args[1]), _attr_value(gm, q.args[2]),
+    )
+    replace_node_module(node, modules, new)
+    _bypass(gm, node, q, backend)
 # --8<-- [end:lower]
 
 
+# --8<-- [start:lower_binary]
 def _lower_binary(gm: GraphModule, node: Node, modules: dict, backend: QuantBackend) -> None:
-    """``q(relu?(dq(a) op dq(b)))`` becomes ``quantized.op(a, b, scale, zero_point)``."""
+    """``q(relu?(dq(a) op dq(b)))`` becomes ``quantized.op(a, b, scale, zero_point)``.
+
+    ``node`` is an ``add`` or ``mul`` (``binary_name``) of two ``dequantize``
+    nodes. The node to replace is the ReLU that reads it alone
+    (``add_relu_of``), if any, else ``node`` itself; it must be read by a
+    ``quantize_per_tensor`` alone (``_only_quantize_reader``), else nothing
+    happens. The new ``call_function`` node, inserted before that quantize
+    node, calls ``backend.quantized_binary[name]``'s plain op, or its ReLU form
+    when there is a ReLU, on the two quantized sources (each dequantize's
+    argument) and the quantize node's scale and zero point nodes. It takes the
+    quantize node's readers; the quantize node, the ReLU and ``node`` are erased,
+    and the two dequantize nodes go when nothing else reads them (``_drop``).
+    """
     relu = add_relu_of(node, modules, backend)
     last = relu if relu is not None else node
     q = _only_quantize_reader(last, backend)
@@ -153,4 +200,5 @@ def _lower_binary(gm: GraphModule, node: Node, modules: dict, backend: QuantBack
         gm.graph.erase_node(relu)
     gm.graph.erase_node(node)
     _drop(gm, dq_a, dq_b)
+# --8<-- [end:lower_binary]
 

@@ -119,6 +119,7 @@ class _PartialConstructor:
         return f"{self.p.func.__name__}.with_args({args})"
 
 
+# --8<-- [start:observer_base]
 class ObserverBase(nn.Module):
     """Identity that records; subclasses say what they record and how it becomes qparams."""
 
@@ -126,6 +127,18 @@ class ObserverBase(nn.Module):
                  reduce_range: bool = False, quant_min: int | None = None,
                  quant_max: int | None = None, eps: float = _EPS, is_dynamic: bool = False,
                  **kwargs: Any) -> None:
+        """Keep the settings and start with an empty range, as torch.ao's observers.
+
+        ``dtype``, ``qscheme``, ``reduce_range`` and ``eps`` are kept as they
+        are; other keyword arguments are accepted and ignored. The integer
+        range ``quant_min``, ``quant_max`` is the one given, as ints, or else
+        ``default_qrange`` of the dtype's name (``_dtype_name``) and
+        ``reduce_range``. Giving only one of the two is a ValueError ``observer:
+        give both quant_min and quant_max, or neither``; a range without 0 is a
+        ValueError ``observer: the range [quant_min, quant_max] must contain
+        0``. ``_signed`` is whether the dtype is not ``quint8``; the running
+        range starts empty: ``_min`` is float32 +inf and ``_max`` float32 -inf.
+        """
         super().__init__()
         self.dtype = dtype
         self.qscheme = qscheme
@@ -176,6 +189,15 @@ class ObserverBase(nn.Module):
         return bool(np.all(np.isfinite(self._min)) and np.all(np.isfinite(self._max)))
 
     def _qparams(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Scale and zero point of the range [lo, hi] with this observer's settings.
+
+        ``qparams_from_range`` with the observer's ``quant_min``, ``quant_max``,
+        ``symmetric``, ``_signed`` and ``eps``. An observer without data
+        (``has_data`` false) warns instead, as torch does, a UserWarning ``must
+        run observer before calling calculate_qparams. Returning default scale
+        and zero point``, and gives scale 1.0 (float32) and zero point 0 (int64),
+        shaped like ``lo``.
+        """
         if not self.has_data:
             warnings.warn(
                 "must run observer before calling calculate_qparams. Returning default scale "
@@ -188,18 +210,21 @@ class ObserverBase(nn.Module):
         return qparams_from_range(
             lo, hi, self.quant_min, self.quant_max, self.symmetric, self._signed, self.eps
         )
+# --8<-- [end:observer_base]
 
 
 class MinMaxObserver(ObserverBase):
     """The running minimum and maximum of everything seen (torch.ao's MinMaxObserver;
     its arguments are ObserverBase's)."""
 
+    # --8<-- [start:minmax_observe]
     def observe(self, values: np.ndarray) -> None:
         """Widen the running [min, max] (float32) to this batch's; an empty one changes nothing."""
         if values.size == 0:
             return
         self._min = np.minimum(self._min, values.min()).astype(np.float32)
         self._max = np.maximum(self._max, values.max()).astype(np.float32)
+    # --8<-- [end:minmax_observe]
 
     def calculate_qparams(self) -> tuple[float, int]:
         scale, zero_point = self._qparams(self._min, self._max)
@@ -269,7 +294,18 @@ class HistogramObserver(ObserverBase):
         self.dst_nbins = 256 if _dtype_name(dtype) != "qint32" else 2**32
         self.histogram = np.zeros(bins, np.float64)
 
+    # --8<-- [start:histogram_observer]
     def observe(self, values: np.ndarray) -> None:
+        """Add one batch to the histogram, widening its range when the batch goes past it.
+
+        The values count as a flat float32 array; an empty batch changes nothing.
+        The first batch sets the range to its own min and max, and the histogram
+        to its counts (``histogram_of`` with ``self.bins`` bins). A later batch
+        whose min or max lies outside the range widens it: the histogram so far
+        is spread over the wider range first (``rebin_histogram``), and the new
+        range kept (float32). Then the batch's counts over the (possibly wider)
+        range are added.
+        """
         values = values.astype(np.float32).reshape(-1)
         if values.size == 0:
             return
@@ -287,6 +323,10 @@ class HistogramObserver(ObserverBase):
         self.histogram = self.histogram + histogram_of(values, self.bins, self._min, self._max)
 
     def calculate_qparams(self) -> tuple[float, int]:
+        """The scale and zero point (a float and an int) of the clipping range whose
+        quantization error is least (``search_clipping_range`` over the histogram, the
+        range and ``self.dst_nbins`` levels), through ``_qparams``. Without data,
+        ``_qparams`` of the empty range: its warning and the defaults."""
         if not self.has_data:
             scale, zero_point = self._qparams(self._min, self._max)
             return float(scale), int(zero_point)
@@ -295,6 +335,7 @@ class HistogramObserver(ObserverBase):
         )
         scale, zero_point = self._qparams(np.float32(lo), np.float32(hi))
         return float(scale), int(zero_point)
+    # --8<-- [end:histogram_observer]
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}"

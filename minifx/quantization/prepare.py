@@ -79,9 +79,22 @@ def add_relu_of(node: Node, modules: dict[str, Any], backend: QuantBackend) -> N
     return None
 
 
+# --8<-- [start:node_kind]
 def node_kind(node: Node, modules: dict[str, Any], backend: QuantBackend) -> str:
     """'quantized' (a layer with a quantized twin), one of op_table's kinds ('binary',
-    'shares', 'cat', 'own', 'fixed', 'info'), or 'float'."""
+    'shares', 'cat', 'own', 'fixed', 'info'), or 'float'.
+
+    ``backend.ops[kind]`` lists each kind's ``modules``, ``functions`` and
+    ``methods``. A ``call_module`` node whose target is in ``modules`` is judged by
+    its module's exact type: ``own`` first, then ``quantized`` (a key of
+    ``backend.quantized_modules``), then ``shares``, then ``fixed``; any other
+    module is ``float``. A ``call_function`` node: ``binary`` for a binary
+    function with exactly two arguments that are both Nodes (``x + 1`` is
+    ``float``); else ``cat``, ``shares`` or ``fixed``, in that order, when the
+    kind's functions hold the target. A ``call_method`` node: ``shares``,
+    ``fixed`` or ``info``, in that order, by the kind's methods. Anything else is
+    ``float``.
+    """
     ops = backend.ops
     module = _module(node, modules)
     if module is not None:
@@ -106,6 +119,7 @@ def node_kind(node: Node, modules: dict[str, Any], backend: QuantBackend) -> str
             if node.target in ops[name].methods:
                 return name
     return "float"
+# --8<-- [end:node_kind]
 
 
 def _qconfig(node: Node, modules: dict[str, Any], mapping: QConfigMapping) -> QConfig | None:
@@ -116,32 +130,100 @@ def _qconfig(node: Node, modules: dict[str, Any], mapping: QConfigMapping) -> QC
     return mapping.qconfig_for(None, node.target)
 
 
+# --8<-- [start:observers]
+class _Observers:
+    """The observers of one GraphModule being prepared: adds each module and its node."""
+
+    def __init__(self, gm: GraphModule, backend: QuantBackend) -> None:
+        self.gm = gm
+        self.backend = backend
+        self.modules = modules_of(gm)
+        self.count = 0  # observers made so far: the next one's number
+
+    @staticmethod
+    def observed(node: Any) -> bool:
+        """Whether ``node`` is an observer's node (its readers read quantized values)."""
+        return isinstance(node, Node) and node.op == "call_module" \
+            and str(node.target).startswith(OBSERVER_PREFIX)
+    # --8<-- [end:observers]
+
+    # --8<-- [start:observe]
+    def observe(self, node: Node, observer: Any) -> Node:
+        """Watch ``node`` with ``observer``; returns the observer's node.
+
+        The observer becomes the submodule ``activation_post_process_<count>``
+        (numbered from 0 in the order they are made, ``self.count`` counts them)
+        of the GraphModule and of ``self.modules``; its ``call_module`` node,
+        reading ``node``, goes right after ``node``, and every other reader of
+        ``node`` reads the observer's node instead. The same observer object may
+        be given several times: each call makes a new name and a new node for it.
+        """
+        name = f"{OBSERVER_PREFIX}{self.count}"
+        self.count += 1
+        self.gm.add_submodule(name, observer)
+        self.modules[name] = observer
+        with self.gm.graph.inserting_after(node):
+            observer_node = self.gm.graph.call_module(name, (node,))
+        node.replace_all_uses_with(observer_node, lambda user: user is not observer_node)
+        return observer_node
+
+    def observe_inputs(self, node: Node, kind: str, qconfig: QConfig) -> None:
+        """Observe every tensor input of ``node`` that is not observed yet.
+
+        The inputs are the Node arguments of ``node`` (for ``cat``, the Nodes of
+        the list that is its first argument), in order; an input that is already
+        an observer's node is quantized and left alone; any other gets a new
+        observer, ``self.backend.wrap_observer(qconfig.activation())``. For
+        ``cat``, every input observer then becomes the first input's observer
+        object (each other input's observer name is re-registered on the
+        GraphModule, and in ``self.modules``, to that object), and the output is
+        watched by that same object too, as torch shares one observer across a
+        ``cat``.
+        """
+        inputs = list(node.args[0]) if kind == "cat" else node.args
+        for arg in [a for a in inputs if isinstance(a, Node)]:
+            if not self.observed(arg):
+                self.observe(arg, self.backend.wrap_observer(qconfig.activation()))
+        if kind == "cat":
+            shared = self.modules[node.args[0][0].target]
+            for arg in node.args[0][1:]:
+                self.gm.add_submodule(arg.target, shared)
+                self.modules[arg.target] = shared
+            self.observe(node, shared)
+    # --8<-- [end:observe]
+
+
 # --8<-- [start:insert_observers]
 def insert_observers(gm: GraphModule, mapping: QConfigMapping, backend: QuantBackend) -> dict:
     """Insert the observers into ``gm`` (in place). Returns {layer target: QConfig} for the
-    layers that convert_fx will quantize (it needs their weight observers)."""
-    graph = gm.graph
-    modules = modules_of(gm)
+    layers that convert_fx will quantize (it needs their weight observers).
+
+    The nodes are visited in graph order (a copy of the list: observers are
+    inserted during the walk); placeholders, get_attr and output nodes are
+    skipped, and so is a ReLU that an earlier ``add``/``mul`` took in. Each
+    other node's kind is ``node_kind``; a ``float`` or ``info`` node, or one
+    whose qconfig (``_qconfig``) is None, stays as it is. Then by kind:
+
+    - ``shares``: when its first argument is an observer's node, the node is
+      watched by that same observer object (a new node for it); otherwise it
+      stays float. Nothing else is done for it;
+    - every other kind first observes its inputs (``observe_inputs``); ``cat``
+      is then done;
+    - ``binary``: when a ReLU reads it alone (``add_relu_of``), the ReLU is the
+      node to watch, and it is skipped later; ``quantized``: its target maps to
+      its qconfig in the answer;
+    - the node to watch gets an output observer: for ``fixed``, a
+      ``FixedQParamsObserver`` with the scale and zero point of its range
+      (``FIXED_QPARAMS[_fixed_range(...)]``); otherwise
+      ``qconfig.activation()``; either wrapped by ``backend.wrap_observer``.
+
+    ``gm`` is recompiled at the end.
+    """
+    observers = _Observers(gm, backend)
+    modules = observers.modules
     weight_qconfigs: dict[str, QConfig] = {}
-    counter = 0
-
-    def observe(node: Node, observer: Any) -> Node:
-        nonlocal counter
-        name = f"{OBSERVER_PREFIX}{counter}"
-        counter += 1
-        gm.add_submodule(name, observer)
-        modules[name] = observer
-        with graph.inserting_after(node):
-            obs_node = graph.call_module(name, (node,))
-        node.replace_all_uses_with(obs_node, lambda user: user is not obs_node)
-        return obs_node
-
-    def observed(node: Any) -> bool:
-        return isinstance(node, Node) and node.op == "call_module" \
-            and str(node.target).startswith(OBSERVER_PREFIX)
-
     skip: set[Node] = set()
-    for node in list(graph.nodes):
+    for node in list(gm.graph.nodes):
         if node in skip or node.op in ("placeholder", "output", "get_attr"):
             continue
         kind = node_kind(node, modules, backend)
@@ -150,20 +232,11 @@ def insert_observers(gm: GraphModule, mapping: QConfigMapping, backend: QuantBac
             continue
         if kind == "shares":  # the same observer object watches the output
             source = node.args[0] if node.args else None
-            if observed(source):
-                observe(node, modules[source.target])
+            if observers.observed(source):
+                observers.observe(node, modules[source.target])
             continue  # else its input stays float, so does it
-        inputs = list(node.args[0]) if kind == "cat" else node.args
-        inputs = [a for a in inputs if isinstance(a, Node)]
-        for arg in inputs:  # inputs read through an observer already are quantized
-            if not observed(arg):
-                observe(arg, backend.wrap_observer(qconfig.activation()))
-        if kind == "cat":  # every input, and the output, share the first input's observer
-            shared = modules[node.args[0][0].target]
-            for arg in node.args[0][1:]:
-                gm.add_submodule(arg.target, shared)
-                modules[arg.target] = shared
-            observe(node, shared)
+        observers.observe_inputs(node, kind, qconfig)
+        if kind == "cat":
             continue
         last = node
         if kind == "binary":
@@ -178,7 +251,7 @@ def insert_observers(gm: GraphModule, mapping: QConfigMapping, backend: QuantBac
             observer = FixedQParamsObserver(scale=scale, zero_point=zero_point)
         else:
             observer = qconfig.activation()
-        observe(last, backend.wrap_observer(observer))
+        observers.observe(last, backend.wrap_observer(observer))
     gm.recompile()
     return weight_qconfigs
 

@@ -48,6 +48,7 @@ class QConfigMapping:
         self.module_name_qconfigs[module_name] = qconfig
         return self
 
+    # --8<-- [start:qconfig_for]
     def qconfig_for(self, module_name: str | None, object_type: Any) -> QConfig | None:
         """The QConfig of a node: its module name (or a parent's), then its type, then global."""
         if module_name is not None:
@@ -61,6 +62,7 @@ class QConfigMapping:
         if object_type in self.object_type_qconfigs:
             return self.object_type_qconfigs[object_type]
         return self.global_qconfig
+    # --8<-- [end:qconfig_for]
 
     def __repr__(self) -> str:
         lines = [f" global_qconfig\n  {self.global_qconfig}"]

@@ -142,6 +142,10 @@ def test_training_mode_is_refused_as_torch_fx_does():
         with pytest.raises(AssertionError, match="Fusion only for eval") as ours:
             fuse(model)
         assert "model.eval()" in str(ours.value) and "'0'" not in str(ours.value)
+        assert "0 (Conv2d) and 1 (BatchNorm2d)" in str(ours.value)
+        model[1].eval()  # one module of the pair in training mode is enough to refuse
+        with pytest.raises(AssertionError, match="must be in eval mode: Fusion only for eval"):
+            fuse(model)
     with pytest.raises(AssertionError, match="Fusion only for eval"):
         torch_fx_fuse(torch.nn.Sequential(torch.nn.Conv2d(2, 2, 1), torch.nn.BatchNorm2d(2)))
 
@@ -170,6 +174,14 @@ def test_no_trace_uses_the_graph_module_as_it_is():
     traced.graph.lint()
     fused = fuse(traced, no_trace=True)
     assert [n.op for n in fused.graph.nodes] == ["placeholder", "call_module", "output"]
+    # In place too, the rewrite edits a copy of the graph: the given GraphModule keeps its
+    # graph, as with torch.fx's fuse.
+    fuse(traced, inplace=True, no_trace=True)
+    torch_traced = torch.fx.symbolic_trace(
+        torch.nn.Sequential(torch.nn.Conv2d(2, 2, 1), torch.nn.BatchNorm2d(2)).eval())
+    torch_fx_fuse(torch_traced, inplace=True, no_trace=True)
+    assert str(traced.graph) == str(torch_traced.graph)
+    assert [n.op for n in traced.graph.nodes] == ["placeholder", *["call_module"] * 2, "output"]
 
 
 def test_helpers_on_a_traced_graph():
@@ -197,5 +209,15 @@ def test_subclass_of_conv_does_not_match():
     class MyConv(nn.Conv2d):
         pass
 
+    class LeafTracer(minifx.Tracer):  # keeps MyConv a call_module node, as Conv2d is
+        def is_leaf_module(self, m, qualname):
+            return isinstance(m, MyConv) or super().is_leaf_module(m, qualname)
+
     model = nn.Sequential(MyConv(2, 2, 1), nn.BatchNorm2d(2)).eval()
-    assert len(batchnorm_nodes(fuse(model), nn.BatchNorm2d)) == 1
+    gm = minifx.GraphModule(model, LeafTracer().trace(model))
+    modules = dict(gm.named_modules())
+    conv_node, bn_node = [n for n in gm.graph.nodes if n.op == "call_module"]
+    assert type(modules[conv_node.target]) is MyConv
+    assert not matches_module_pattern((nn.Conv2d, nn.BatchNorm2d), bn_node, modules)
+    assert matches_module_pattern((MyConv, nn.BatchNorm2d), bn_node, modules)
+    assert len(batchnorm_nodes(fuse(gm, no_trace=True), nn.BatchNorm2d)) == 1

@@ -212,15 +212,138 @@ def tensor_attributes(lib):
     return M(), Pattern(), Replacement(), [(2, 3)]
 
 
+def constant_types_must_agree(lib):
+    """``1`` in the pattern does not match ``1.0`` in the graph (the types differ), nor a
+    node (``x + x``)."""
+    class M(lib.nn.Module):
+        def forward(self, x):
+            return lib.add(x, 1.0) * lib.add(x, 1) - lib.add(x, x)
+
+    def pattern(x):
+        return lib.add(x, 1)
+
+    def replacement(x):
+        return lib.sub(x, 1)
+
+    return M(), pattern, replacement, [(3,)]
+
+
+def input_stands_for_one_constant(lib):
+    """A pattern input read twice stands for one value: ``2`` and ``2`` match, ``2`` and
+    ``3`` do not."""
+    class M(lib.nn.Module):
+        def forward(self, x):
+            return lib.mul(lib.add(x, 2), 3) + lib.mul(lib.add(x, 2), 2)
+
+    def pattern(x, c):
+        return lib.mul(lib.add(x, c), c)
+
+    def replacement(x, c):
+        return lib.sub(x, c)
+
+    return M(), pattern, replacement, [(3,)]
+
+
+def lists_match_item_by_item(lib):
+    """The list argument of ``cat`` matches item by item, a tuple as well as a list; a list
+    of another length does not match."""
+    class M(lib.nn.Module):
+        def forward(self, x, y):
+            return lib.cat((x, y)).sum() + lib.cat([x, y, x]).sum()
+
+    def pattern(a, b):
+        return lib.cat([a, b])
+
+    def replacement(a, b):
+        return lib.cat([b, a])
+
+    return M(), pattern, replacement, [(2,), (3,)]
+
+
+def two_inputs_never_match_one_node(lib):
+    """``x + x`` is no match for ``add(a, b)``: two pattern inputs, one node."""
+    class M(lib.nn.Module):
+        def forward(self, x, y):
+            return lib.add(x, x) * lib.add(x, y)
+
+    def pattern(a, b):
+        return lib.add(a, b)
+
+    def replacement(a, b):
+        return lib.sub(a, b)
+
+    return M(), pattern, replacement, [(3,), (3,)]
+
+
+def computed_node_never_matches_a_constant(lib):
+    """Only a pattern input stands for a constant: the pattern's ``neg`` does not match
+    the ``2.0`` of the first sum."""
+    class M(lib.nn.Module):
+        def forward(self, x):
+            return lib.add(x, 2.0) + lib.add(x, lib.neg(x))
+
+    def pattern(x):
+        return lib.add(x, lib.neg(x))
+
+    def replacement(x):
+        return lib.sub(x, x)
+
+    return M(), pattern, replacement, [(3,)]
+
+
+def would_form_a_cycle(lib):
+    """The match's input ``neg`` is computed from its own ``relu``: replaced, the new
+    nodes would have to run both before and after ``neg``, so it is no match."""
+    class M(lib.nn.Module):
+        def forward(self, x):
+            a = lib.relu(x)
+            return a * lib.add(a, lib.neg(a))
+
+    def pattern(x, y):
+        a = lib.relu(x)
+        return a, lib.add(a, y)
+
+    def replacement(x, y):
+        a = lib.sigmoid(x)
+        return a, lib.mul(a, y)
+
+    return M(), pattern, replacement, [(3,)]
+
+
+def cycle_elsewhere_still_matches(lib):
+    """As ``would_form_a_cycle``, but the second input does not come from the match."""
+    class M(lib.nn.Module):
+        def forward(self, x):
+            a = lib.relu(x)
+            return a * lib.add(a, lib.neg(x))
+
+    def pattern(x, y):
+        a = lib.relu(x)
+        return a, lib.add(a, y)
+
+    def replacement(x, y):
+        a = lib.sigmoid(x)
+        return a, lib.mul(a, y)
+
+    return M(), pattern, replacement, [(3,)]
+
+
 CASES = [add_relu_to_mul_relu, cat_to_stack, no_match, intermediate_used_elsewhere,
          overlapping_matches, chained_matches, constants_must_agree, input_matches_a_constant,
-         two_results, module_replacement, tensor_attributes]
+         two_results, module_replacement, tensor_attributes, constant_types_must_agree,
+         input_stands_for_one_constant, lists_match_item_by_item,
+         two_inputs_never_match_one_node, computed_node_never_matches_a_constant,
+         would_form_a_cycle, cycle_elsewhere_still_matches]
 
 EXPECTED_MATCH_COUNTS = {"add_relu_to_mul_relu": 2, "cat_to_stack": 2, "no_match": 0,
                          "intermediate_used_elsewhere": 1, "overlapping_matches": 1,
                          "chained_matches": 2, "constants_must_agree": 1,
                          "input_matches_a_constant": 1, "two_results": 1,
-                         "module_replacement": 1, "tensor_attributes": 1}
+                         "module_replacement": 1, "tensor_attributes": 1,
+                         "constant_types_must_agree": 1, "input_stands_for_one_constant": 1,
+                         "lists_match_item_by_item": 1, "two_inputs_never_match_one_node": 1,
+                         "computed_node_never_matches_a_constant": 1, "would_form_a_cycle": 0,
+                         "cycle_elsewhere_still_matches": 1}
 
 
 def describe(matches):
@@ -289,6 +412,13 @@ def test_mismatched_inputs_are_refused():
     model, pattern, _, _ = add_relu_to_mul_relu(tensor)
     with pytest.raises(ValueError, match="pattern takes 2 inputs but the replacement takes 1"):
         replace_pattern(minifx.symbolic_trace(model), pattern, lambda x: tensor.relu(x))
+
+
+def test_mismatched_results_are_refused():
+    model, pattern, _, _ = add_relu_to_mul_relu(tensor)
+    with pytest.raises(ValueError, match="pattern returns 1 values but the replacement returns 2"):
+        replace_pattern(minifx.symbolic_trace(model), pattern,
+                        lambda x, y: (tensor.relu(x), tensor.relu(y)))
 
 
 def test_unused_pattern_input_is_refused():

@@ -70,6 +70,26 @@ def test_cache_keys_are_shapes_and_dtypes():
     assert [tuple(t.shape) for t in example_inputs] == [(3, 4), (4,)]
 
 
+def test_each_input_is_described_by_what_the_graph_depends_on():
+    from minifx.compiler.compiled import describe
+
+    spec = TensorSpec((2,), tensor.float32)
+    assert describe(tensor.randn(2)) == spec
+    assert describe(torch.randn(2, dtype=torch.float64)) == TensorSpec((2,), torch.float64)
+    assert describe([tensor.randn(2), 3]) == ("list", (spec, ("int", 3)))
+    assert describe((1.5, True)) == ("tuple", (("float", 1.5), ("bool", True)))
+    assert describe({"k": tensor.randn(2), "n": None}) == (
+        "dict", (("k", spec), ("n", ("NoneType", None))))
+    assert describe({3, 1}) == ("set", repr({3, 1}))  # unhashable: by its repr
+    # A list and a tuple of the same tensors are two keys.
+    backend = CountingBackend()
+    compiled = minifx.compile(lambda xs: xs[0] + xs[1], backend=backend)
+    a = tensor.randn(2)
+    compiled([a, a])
+    compiled((a, a))
+    assert len(compiled.cache) == 2 and len(backend.calls) == 2
+
+
 def test_strides_are_not_part_of_the_signature():
     backend = CountingBackend()
     compiled = minifx.compile(sigmoid_mul_add, backend=backend)
@@ -108,6 +128,21 @@ def test_non_tensor_inputs_are_specialised_so_control_flow_works():
     codes = [gm.code for gm, _ in backend.calls]  # two graphs, one per value
     assert "tensor.relu(x)" in codes[0] and "-x" not in codes[0]
     assert "-x" in codes[1] and "tensor.relu" not in codes[1]
+
+
+def test_a_list_of_tensors_is_an_input_not_a_constant():
+    def combine(xs, k):
+        return xs[0] * k + xs[1]
+
+    backend = CountingBackend()
+    compiled = minifx.compile(combine, backend=backend)
+    a, b = tensor.randn(3), tensor.randn(3)
+    assert_close(compiled([a, b], 2.0), combine([a, b], 2.0))
+    c, d = tensor.randn(3), tensor.randn(3)
+    assert_close(compiled([c, d], 2.0), combine([c, d], 2.0))  # the graph reads its inputs
+    assert len(backend.calls) == 1
+    (gm, _), = backend.calls
+    assert [n.op for n in gm.graph.nodes].count("placeholder") == 2  # k is one, as a constant
 
 
 # ---- the eager backend and modules --------------------------------------------

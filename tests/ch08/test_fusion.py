@@ -9,7 +9,7 @@ import torch
 import minifx
 import tensor
 import tensor.nn.functional as F
-from minifx.compiler.elementwise import Pointwise, as_pointwise
+from minifx.compiler.elementwise import Pointwise, Reduction, as_pointwise, as_reduction
 from minifx.compiler.fusion import find_groups, fusible_nodes
 from minifx.compiler.kernel import kernel_source
 from minifx.passes.shape_prop import ShapeProp
@@ -206,3 +206,258 @@ def test_every_operator_entry_is_a_binary_or_unary_template():
 
     assert set(_OPERATORS.values()) <= set(TEMPLATES)
     assert operator.truediv in _OPERATORS
+
+
+# ---- the rules beneath: names, bindings, reductions, dtypes ---------------------
+def _graph_with_call(target, args, kwargs=None):
+    """A graph ``x -> target(*args)`` built by hand (``x`` stands for the placeholder)."""
+    graph = minifx.Graph()
+    x = graph.placeholder("x")
+    args = tuple(x if a == "x" else a for a in args)
+    call = graph.call_function(target, args, kwargs or {})
+    graph.output(call)
+    return call
+
+
+def test_only_the_libraries_own_functions_are_elementwise():
+    # numpy.exp and numpy.sum share their last names with tensor's, not their package.
+    assert as_pointwise(_graph_with_call(np.exp, ("x",))) is None
+    assert as_reduction(_graph_with_call(np.sum, ("x", -1, True)), 2) is None
+    exp = _graph_with_call(tensor.exp, ("x",))
+    assert as_pointwise(exp) == Pointwise("exp", exp.args)
+    gm = minifx.symbolic_trace(ReluThenSigmoid())
+    forms = {n.op: as_pointwise(n) for n in gm.graph.nodes}
+    assert forms["call_module"] is None  # a module, even one that computes relu
+    assert forms["call_method"] == Pointwise("sigmoid", (node(gm, "act"),))
+
+
+class ReluThenSigmoid(tensor.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = tensor.nn.ReLU()
+
+    def forward(self, x):
+        return self.act(x).sigmoid()
+
+
+def test_arguments_bind_by_name_and_only_harmless_keywords_pass():
+    from minifx.compiler.elementwise import _bind
+
+    two = ("input", "other")
+    assert _bind(two, (1, 2), {}) == {"input": 1, "other": 2}
+    assert _bind(two, (1,), {"other": 2}) == {"input": 1, "other": 2}
+    assert _bind(two, (), {"other": 2}) == {"other": 2}  # missing ones are just missing
+    assert _bind(two, (1,), {"alpha": 1, "other": 2}) == {"input": 1, "other": 2}
+    assert _bind(("input",), (1,), {"inplace": False, "rounding_mode": None}) == {"input": 1}
+    assert _bind(("input",), (1, 2), {}) is None  # more args than parameters
+    assert _bind(two, (1,), {"input": 3}) is None  # the same parameter twice
+    assert _bind(two, (1, 2), {"alpha": 2}) is None
+    assert _bind(("input",), (1,), {"inplace": True}) is None
+    assert _bind(("input",), (1,), {"rounding_mode": "floor"}) is None
+    assert _bind(("input",), (1,), {"out": None}) is None  # not a harmless keyword at all
+
+
+def test_every_spelling_of_a_row_reduction():
+    def f(x):
+        return (x.sum(-1, keepdim=True), tensor.sum(x, dim=1, keepdim=True),
+                x.mean((-1,), True), tensor.amax(x, [1], keepdim=True),
+                x.sum(-1, keepdim=True, dtype=None), torch.sum(x, -1, keepdim=True),
+                x.sum(0, keepdim=True), x.amax(-1), x.sum(-1, keepdim=1),
+                x.sum(True, keepdim=True), x.mean(-1, keepdim=True, dtype=tensor.float64),
+                x.sum((0, 1), keepdim=True), x.prod(-1, keepdim=True), x.sum(-1, True, None))
+
+    gm = minifx.symbolic_trace(f)
+    x = node(gm, "x")
+    calls = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method")]
+    forms = [as_reduction(n, 2) for n in calls]
+    assert forms[:6] == [Reduction("sum", (x,)), Reduction("sum", (x,)), Reduction("mean", (x,)),
+                         Reduction("amax", (x,)), Reduction("sum", (x,)), Reduction("sum", (x,))]
+    # dim 0; keepdim left out, or 1 rather than True; a bool dim; a dtype; two dims;
+    # prod; a third positional argument
+    assert forms[6:] == [None] * 8
+    assert as_reduction(calls[0], 3) == Reduction("sum", (x,))  # -1: the last of any
+    assert as_reduction(calls[1], 3) is None  # 1 is not the last of 3 dims
+    assert as_reduction(node(gm, "x"), 2) is None
+
+
+def test_dtypes_that_the_kernels_compute():
+    from minifx.compiler.fusion import _dtypes_fit
+
+    f32, f64, b, i64 = (np.dtype(t) for t in (np.float32, np.float64, np.bool_, np.int64))
+    gm = minifx.symbolic_trace(ReluThenSigmoid())
+    x = node(gm, "x")
+    add, gt = Pointwise("add", (x, x)), Pointwise("gt", (x, x))
+    where = Pointwise("where", (x, x, x))
+    assert _dtypes_fit(add, f32, [f32, f32]) and _dtypes_fit(add, f64, [f32, f64])
+    assert _dtypes_fit(add, f32, [b, f32])  # a bool mask times a float
+    assert not _dtypes_fit(add, i64, [i64, i64]) and not _dtypes_fit(add, f32, [i64, f32])
+    assert not _dtypes_fit(add, f32, [f32, None]) and not _dtypes_fit(add, None, [f32, f32])
+    assert _dtypes_fit(gt, b, [f32, f64])
+    assert not _dtypes_fit(gt, b, [b, f32])  # comparisons compare floats
+    assert not _dtypes_fit(gt, f32, [f32, f32])  # and give bool
+    assert _dtypes_fit(where, f32, [b, f32, f32]) and _dtypes_fit(where, f32, [b, b, f32])
+    assert not _dtypes_fit(where, f32, [f32, f32, f32])  # a float condition
+    assert not _dtypes_fit(where, b, [b, b, b])  # a bool result is no float
+    assert not _dtypes_fit(where, f32, [b, i64, f32])
+    assert _dtypes_fit(Pointwise("where", (True, x, x)), f32, [f32, f32])
+
+
+def test_fusible_nodes_hold_elementwise_nodes_and_row_reductions():
+    def f(x, n):
+        m = x.amax(-1, keepdim=True)
+        e = (x - m).exp()
+        return e / e.sum(-1, keepdim=True), x.sum(0, keepdim=True) * 2, x.size(0) + n
+
+    gm = traced(f, tensor.randn(3, 5), 2)
+    forms = fusible_nodes(gm.graph)
+    x = node(gm, "x")
+    assert [n.name for n in forms] == ["amax", "sub", "exp", "sum_1", "truediv", "mul"]
+    assert forms[node(gm, "amax")] == Reduction("amax", (x,))
+    assert forms[node(gm, "sub")] == Pointwise("sub", (x, node(gm, "amax")))
+    assert forms[node(gm, "mul")] == Pointwise("mul", (node(gm, "sum_2"), 2))
+
+
+# ---- groups around reductions -------------------------------------------------------
+def softmax(x):
+    m = x.amax(-1, keepdim=True)
+    e = (x - m).exp()
+    return e / e.sum(-1, keepdim=True)
+
+
+def two_rows(x, y):
+    return x.sum(-1, keepdim=True) + y.sum(-1, keepdim=True)
+
+
+def third_shape_after(x, z):
+    m = x.amax(-1, keepdim=True)
+    return (x - m) + z
+
+
+def other_shape_joins_first(x, y):
+    m = x.amax(-1, keepdim=True)
+    return (x - m) + y * 2
+
+
+def row_values_around_a_reduction(x):
+    m = x.amax(-1, keepdim=True) + 1
+    return (x - m).sum(-1, keepdim=True)
+
+
+def test_a_group_with_reductions_keeps_to_two_shapes():
+    x = tensor.randn(4, 6)
+    assert group_names(softmax, x) == [["amax", "sub", "exp", "sum_1", "truediv"]]
+    # Reductions of the same shape share a group; of two shapes, they do not.
+    assert group_names(two_rows, x, tensor.randn(4, 6)) == [["sum_1", "sum_2", "add"]]
+    assert group_names(two_rows, x, tensor.randn(4, 8)) == [["sum_2"], ["sum_1", "add"]]
+    # An elementwise node of a third shape keeps the reduction out ...
+    assert group_names(third_shape_after, x, tensor.randn(3, 4, 6)) == [["amax"], ["sub", "add"]]
+    assert group_names(other_shape_joins_first, x, tensor.randn(6)) == [
+        ["amax"], ["sub", "mul", "add"]]
+    # ... a value of the row shape joins a group that has a reduction already.
+    assert group_names(row_values_around_a_reduction, x) == [["amax", "add", "sub", "sum_1"]]
+
+
+# ---- the generated source, continued ----------------------------------------------
+def test_kernel_names_inputs_and_reserved_names():
+    from minifx.compiler.kernel import start_kernel
+
+    def f(x, y, i):
+        return tensor.exp(tensor.sigmoid(x) * y + i - y).abs()
+
+    gm = traced(f, tensor.randn(3), tensor.randn(3), tensor.randn(3))
+    forms = fusible_nodes(gm.graph)
+    (members,) = find_groups(gm.graph, forms)
+    names, inputs, function = start_kernel(members, forms, ("i", "sigmoid"))
+    assert function == "fused_sigmoid_mul_add_sub"  # the first four distinct ops
+    assert [n.name for n in inputs] == ["x", "y", "i"]  # in the order they are read
+    assert names.create_name("i", None) == "i_1"  # reserved names stay taken
+    assert names.create_name("sigmoid", None) == "sigmoid_1"
+    assert names.create_name("fused_sigmoid_mul_add_sub", None) == \
+        "fused_sigmoid_mul_add_sub_1"
+
+
+def test_generated_source_powers_clamps_and_mixed_comparisons():
+    def f(x, y):
+        return ((x ** 0.5) + (x ** -0.5) + (x ** 3) + (x ** 2.5) + x.clamp(min=0.0)
+                + x.clamp(max=0.0) + tensor.where(x > y, x, 2.0) + x.sigmoid())
+
+    gm = traced(f, tensor.randn(4), tensor.randn(4, dtype=tensor.float64))
+    forms = fusible_nodes(gm.graph)
+    (members,) = find_groups(gm.graph, forms)
+    dtypes = {n: np.dtype(str(n.meta["tensor_meta"].dtype).split(".")[1])
+              for n in gm.graph.nodes if "tensor_meta" in n.meta}
+    _, source, _ = kernel_source(members, forms, dtypes)
+    assert "pow_1 = scalar.sqrt(x[i])" in source
+    assert "pow_2 = scalar.rsqrt(x[i])" in source
+    assert "pow_3 = x[i] ** 3" in source
+    assert "pow_4 = scalar.pow_(x[i], np.float32(2.5))" in source
+    assert "clamp = scalar.maximum(x[i], np.float32(0.0))" in source
+    assert "clamp_1 = scalar.minimum(x[i], np.float32(0.0))" in source
+    assert "gt = np.float64(x[i]) > y[i]" in source  # compared in the common dtype
+    assert "where = x[i] if gt else np.float32(2.0)" in source  # where computes in its own dtype
+    assert "sigmoid = scalar.sigmoid(x[i])" in source
+
+
+# ---- one node in place of a group -------------------------------------------------
+def _replaced(fn, *inputs):
+    """``fn`` traced, its one group replaced by a kernel node; (gm, old group names, node)."""
+    from minifx.compiler.fusion import replace_group
+
+    gm = traced(fn, *inputs)
+    forms = fusible_nodes(gm.graph)
+    (members,) = find_groups(gm.graph, forms)
+    old = {n.name: n.meta["tensor_meta"] for n in members}
+    fused = replace_group(gm.graph, members, forms)
+    gm.graph.lint()
+    gm.recompile()
+    return gm, old, fused
+
+
+def test_replace_group_puts_one_kernel_node_where_the_group_was():
+    from minifx.compiler.kernel import FusedKernel, work_per_element
+    from minifx.compiler.rows import RowKernel
+
+    def f(x, y):
+        return (tensor.sigmoid(x) * y + 1).sum()
+
+    x, y = tensor.randn(3, 4), tensor.randn(4)
+    gm, old, fused = _replaced(f, x, y)
+    assert [n.name for n in gm.graph.nodes] == ["x", "y", "sigmoid_mul_add", "sum_1", "output"]
+    assert fused.op == "call_function" and fused.args == (node(gm, "x"), node(gm, "y"))
+    kernel = fused.target
+    assert type(kernel) is FusedKernel and kernel.__name__ == "fused_sigmoid_mul_add"
+    assert kernel.dtype == np.float32 and kernel.reuse is None
+    assert kernel.work == work_per_element([Pointwise("sigmoid", ("x",)), Pointwise("mul", ()),
+                                            Pointwise("add", ())])
+    assert fused.meta["fused"] == ["sigmoid", "mul", "add"]
+    assert fused.meta["tensor_meta"] is old["add"]
+    assert "writes_into" not in fused.meta
+    assert node(gm, "sum_1").args == (fused,)
+    np.testing.assert_allclose(gm(x, y).numpy(), f(x, y).numpy(), rtol=1e-5)
+
+    gm, old, fused = _replaced(lambda_softmax, tensor.randn(4, 6, dtype=tensor.float64))
+    kernel = fused.target
+    assert type(kernel) is RowKernel and kernel.full == (4, 6) and kernel.dtype == np.float64
+    assert fused.name == "amax_sub_exp_sum" and fused.meta["tensor_meta"] is old["truediv"]
+    assert [n.name for n in gm.graph.nodes] == ["x", "amax_sub_exp_sum", "output"]
+    # A row kernel's work counts the reductions and the nodes of the full shape, not the
+    # one-value-per-row nodes (here add).
+    gm, _, fused = _replaced(row_values_around_a_reduction, tensor.randn(4, 6))
+    x = node(gm, "x")
+    assert fused.target.work == work_per_element(
+        [Reduction("amax", (x,)), Pointwise("sub", ()), Reduction("sum", (x,))])
+
+
+def lambda_softmax(x):
+    m = x.amax(-1, keepdim=True)
+    e = (x - m).exp()
+    return e / e.sum(-1, keepdim=True)
+
+
+def test_replace_group_writes_into_a_dying_fresh_input():
+    def f(x, w):
+        return tensor.relu(tensor.matmul(x, w) + 1)  # matmul: a fresh array, dying here
+
+    gm, _, fused = _replaced(f, tensor.randn(2, 3), tensor.randn(3, 4))
+    assert fused.target.reuse == 0 and fused.meta["writes_into"] == "matmul"
+    assert fused.args == (node(gm, "matmul"),)

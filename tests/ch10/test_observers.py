@@ -51,6 +51,7 @@ CASES = [
     (MinMaxObserver, torch_observer.MinMaxObserver,
      {"dtype": "qint8", "qscheme": "per_tensor_symmetric"}),
     (MinMaxObserver, torch_observer.MinMaxObserver, {"quant_min": 0, "quant_max": 15}),
+    (MinMaxObserver, torch_observer.MinMaxObserver, {"qscheme": "per_tensor_symmetric"}),
 ]
 
 
@@ -131,3 +132,107 @@ def test_histogram_of_a_constant_input_is_torchs():
     ours, theirs = HistogramObserver(), torch_observer.HistogramObserver()
     (scale, zp), (their_scale, their_zp) = run_both(ours, theirs, [values])
     assert scale == pytest.approx(float(their_scale), rel=0.01) and zp == int(their_zp)
+
+
+# ---- the observer's settings ------------------------------------------------------
+@pytest.mark.parametrize("kwargs", [
+    {}, {"reduce_range": True}, {"dtype": "qint8"}, {"dtype": "qint8", "reduce_range": True},
+    {"dtype": "qint32"}, {"quant_min": 0, "quant_max": 15}, {"quant_min": -8, "quant_max": 7},
+    {"dtype": "qint8", "qscheme": "per_tensor_symmetric", "eps": 1e-3},
+])
+def test_settings_are_torchs(kwargs):
+    ours = MinMaxObserver(**_kwargs(kwargs, tensor))
+    theirs = torch_observer.MinMaxObserver(**_kwargs(kwargs, torch))
+    assert (ours.quant_min, ours.quant_max) == (theirs.quant_min, theirs.quant_max)
+    assert type(ours.quant_min) is int and type(ours.quant_max) is int
+    assert ours.eps == pytest.approx(float(theirs.eps)) and ours.reduce_range is theirs.reduce_range
+    assert ours.dtype is _kwargs(kwargs, tensor).get("dtype", tensor.quint8)
+    assert ours.symmetric == ("symmetric" in kwargs.get("qscheme", ""))
+    assert not ours.has_data and ours.min_val == np.inf and ours.max_val == -np.inf
+
+
+def test_float_bounds_become_ints_and_other_settings_are_accepted():
+    obs = MinMaxObserver(quant_min=0.0, quant_max=15.0, averaging_constant=0.1)
+    assert (obs.quant_min, obs.quant_max) == (0, 15) and type(obs.quant_max) is int
+    assert obs._signed is False and MinMaxObserver(dtype=tensor.qint8)._signed is True
+    assert obs._min.dtype == np.float32 and obs._max.dtype == np.float32
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"quant_min": 0}, "observer: give both quant_min and quant_max, or neither"),
+    ({"quant_max": 15}, "observer: give both quant_min and quant_max, or neither"),
+    ({"quant_min": 1, "quant_max": 15}, r"observer: the range \[quant_min, quant_max\] must "
+     "contain 0"),
+    ({"quant_min": -15, "quant_max": -1}, r"must contain 0"),
+])
+def test_a_bad_range_is_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        MinMaxObserver(**kwargs)
+
+
+def test_qparams_without_data_warn_and_give_the_defaults_as_torchs():
+    for ours, theirs in [(MinMaxObserver(), torch_observer.MinMaxObserver()),
+                         (HistogramObserver(), torch_observer.HistogramObserver())]:
+        with pytest.warns(UserWarning, match="^must run observer before calling "
+                          "calculate_qparams. Returning default scale and zero point$"):
+            scale, zero_point = ours.calculate_qparams()
+        with pytest.warns(UserWarning):
+            their_scale, their_zp = theirs.calculate_qparams()
+        assert (scale, zero_point) == (float(their_scale), int(their_zp)) == (1.0, 0)
+        assert type(scale) is float and type(zero_point) is int
+    scale, zero_point = MinMaxObserver()._qparams(np.zeros(3, np.float32), np.ones(3, np.float32))
+    assert scale.dtype == np.float32 and zero_point.dtype == np.int64 and scale.shape == (3,)
+
+
+# ---- the histogram, batch by batch ----------------------------------------------------
+@pytest.mark.parametrize("kind", ["one", "many", "relu", "outliers"])
+def test_histogram_and_range_after_each_batch_are_torchs(kind):
+    ours, theirs = HistogramObserver(bins=256), torch_observer.HistogramObserver(bins=256)
+    for b in batches(kind):
+        ours(tensor.from_numpy(b))
+        theirs(torch.from_numpy(b))
+        assert ours.min_val == float(theirs.min_val) and ours.max_val == float(theirs.max_val)
+        np.testing.assert_allclose(ours.histogram, theirs.histogram.numpy(), rtol=1e-5,
+                                   atol=1e-3)
+    assert ours._min.dtype == np.float32 and ours._max.dtype == np.float32
+
+
+def test_a_narrower_batch_keeps_the_range_and_an_empty_one_changes_nothing():
+    obs = HistogramObserver(bins=8)
+    obs.observe(np.array([-1.0, 3.0], np.float32))
+    obs.observe(np.array([0.0, 1.0, 2.0], np.float32))  # inside the range: counted only
+    assert (obs.min_val, obs.max_val) == (-1.0, 3.0) and obs.histogram.sum() == 5
+    before = obs.histogram.copy()
+    obs.observe(np.zeros((0, 3), np.float32))
+    np.testing.assert_array_equal(obs.histogram, before)
+    obs.observe(np.array([[7.0]], np.float64))  # widens the range: the old counts move
+    assert obs.max_val == 7.0 and obs.histogram.sum() == pytest.approx(6)
+    empty = HistogramObserver()
+    empty.observe(np.zeros(0, np.float32))
+    assert not empty.has_data
+
+
+@pytest.mark.parametrize("ours_cls, theirs_cls, scheme", [
+    (MinMaxObserver, torch_observer.MinMaxObserver, "per_tensor_symmetric"),
+    (HistogramObserver, torch_observer.HistogramObserver, "per_tensor_symmetric"),
+])
+def test_qint32_observers_are_torchs(ours_cls, theirs_cls, scheme):
+    """qint32 is signed (a symmetric zero point is 0) and has 2**32 levels to search: with
+    so many levels a heavy tail costs nothing, and nothing is clipped."""
+    x = [np.random.default_rng(0).standard_t(2, 50000).astype(np.float32)]
+    kwargs = {"dtype": "qint32", "qscheme": scheme, "eps": 1e-12}
+    ours = ours_cls(**_kwargs(kwargs, tensor))
+    (scale, zp), (their_scale, their_zp) = run_both(ours, theirs_cls(**_kwargs(kwargs, torch)), x)
+    assert ours._signed is True
+    assert scale == pytest.approx(float(their_scale), rel=0.01) and zp == int(their_zp)
+
+
+def test_an_empty_batch_changes_no_running_range_as_in_torch():
+    ours, theirs = MinMaxObserver(), torch_observer.MinMaxObserver()
+    ours(tensor.zeros(0, 3))
+    theirs(torch.zeros(0, 3))
+    assert not ours.has_data and float(theirs.min_val) == ours.min_val == np.inf
+    data = [np.array([[-1.5, 2.0]], np.float32), np.zeros((0, 2), np.float32)]
+    (scale, zp), (their_scale, their_zp) = run_both(ours, theirs, data)
+    assert (ours.min_val, ours.max_val) == (-1.5, 2.0)
+    assert scale == float(their_scale) and zp == int(their_zp)
