@@ -124,35 +124,73 @@ def pytest_args(exercise: Exercise) -> list[str]:
 
 
 def preload(exercise: Exercise) -> None:
-    """Import the exercise's module and its test modules in this (the parent) process."""
+    """Import the packages the tests need in this (the parent) process, once.
+
+    Nothing here may start numba's threading layer: its OpenMP layer ends any
+    child forked from a process that has started it, and importing tensor's
+    numba backend starts it. So tensor is imported here on the NumPy backend
+    (the test modules, some of which compute while they load, compute with
+    NumPy here) and each child switches to the backend a plain run would pick
+    (``_child``).
+    """
+    import importlib
+    import sys
+
     import pytest
 
-    with open(os.devnull, "w") as quiet:
+    if "tensor" not in sys.modules:
+        chosen = os.environ.get("TENSOR_BACKEND")
+        os.environ["TENSOR_BACKEND"] = "numpy"
+        try:
+            importlib.import_module("tensor")
+        finally:
+            if chosen is None:
+                del os.environ["TENSOR_BACKEND"]
+            else:
+                os.environ["TENSOR_BACKEND"] = chosen
+    for name in ("torch", "torch.fx", "minifx", "hypothesis", module_name(exercise.file)):
+        importlib.import_module(name)
+    with open(os.devnull, "w") as quiet:  # import the test modules: pytest collects them
         saved = os.dup(1), os.dup(2)
         os.dup2(quiet.fileno(), 1)
         os.dup2(quiet.fileno(), 2)
         try:
             pytest.main([*pytest_args(exercise), "--collect-only"])
         finally:
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
+            for fd, copy in zip((1, 2), saved):
+                os.dup2(copy, fd)
+                os.close(copy)
+    import numba
+
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # not started: forking is safe
+        layer = None
+    if layer is not None:
+        raise RuntimeError(f"numba's threading layer ({layer}) was started before the "
+                           "mutants run, so no child can be forked")
+
+
+def module_name(file: str) -> str:
+    """``minifx/node.py`` -> ``minifx.node``."""
+    return file.removesuffix(".py").replace("/", ".")
 
 
 def _child(exercise: Exercise, source: str | None) -> int:
     """In the forked child: put the mutant in place, run the tests, give pytest's code."""
     import pytest
 
+    import tensor.backend
     from tests.learn.check_child import swap
 
     os.setpgid(0, 0)  # its own process group, so a timeout ends whatever it started
+    tensor.backend.set_backend(tensor.backend._default_name())
     quiet = os.open(os.devnull, os.O_WRONLY)
     os.dup2(quiet, 1)
     os.dup2(quiet, 2)
     if source is not None:
         try:
-            swap(exercise.file.removesuffix(".py").replace("/", "."), exercise.qualname, source)
+            swap(module_name(exercise.file), exercise.qualname, source)
         except Exception:
             return 99
     return int(pytest.main(pytest_args(exercise)))
