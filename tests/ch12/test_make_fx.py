@@ -176,3 +176,16 @@ def test_pieces_and_views_are_primitives(mode):
     gm = make_fx(fn, tracing_mode=mode)(x)
     assert_graph_is_primitive(gm)
     assert_same_outputs(gm(other), fn(other))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_primitive_called_with_keywords_keeps_them(mode):
+    def f(x):
+        return tensor.ops.sum(x, dims=(1,), keepdim=True)
+
+    x = tensor.randn(3, 4)
+    gm = make_fx(f, tracing_mode=mode)(x)
+    (node,) = gm.graph.find_nodes(op="call_function")
+    assert node.kwargs == {"dims": (1,), "keepdim": True}
+    np.testing.assert_allclose(as_numpy(gm(x)), x.numpy().sum(axis=1, keepdims=True),
+                               rtol=1e-6)
