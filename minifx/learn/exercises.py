@@ -367,7 +367,7 @@ EXERCISES: list[Exercise] = [
         ("minifx/convert/twins.py", "copy_state", "copy weights and buffers into the twin",
          "The module's own (recurse=False) parameters and buffers must match the twin's "
          "by name and shape (TwinError otherwise); setattr each converted value.",
-         ("tests/ch11/test_round_trip.py",)),
+         ("tests/ch11/test_round_trip.py", "tests/ch11/test_copy_state.py")),
         ("minifx/convert/graph_pass.py", "GraphConverter.call_function",
          "map a torch function to tensor's",
          "table.functions first; getattr on a Node needs an attribute tensor has; "
