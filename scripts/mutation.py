@@ -71,8 +71,9 @@ def run_exercise(exercise, count: int | None, seed: int, equivalents: dict,
         print(f"{exercise.id}: the reference does not pass its tests ({outcome})", flush=True)
         return row
     timeout = max(MIN_TIMEOUT, TIMEOUT_FACTOR * seconds)
+    killers: list[str] = []  # the tests that killed mutants so far run first
     for mutant in mutants:
-        outcome, seconds = run_tests(exercise, mutant.source, timeout)
+        outcome, seconds = run_tests(exercise, mutant.source, timeout, killers)
         why = equivalents.get(mutant.key)
         row["mutants"].append({
             "operator": mutant.operator, "line": mutant.line, "original": mutant.original,

@@ -28,6 +28,7 @@ import json
 import os
 import random
 import signal
+import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -176,7 +177,24 @@ def module_name(file: str) -> str:
     return file.removesuffix(".py").replace("/", ".")
 
 
-def _child(exercise: Exercise, source: str | None) -> int:
+class _KillersFirst:
+    """A pytest plugin for the child: the tests that killed earlier mutants run first
+    (as pytest's --failed-first would), and the first failing test is written down."""
+
+    def __init__(self, killers: list[str], report: str) -> None:
+        self.killers, self.report = killers, report
+
+    def pytest_collection_modifyitems(self, items: list) -> None:
+        rank = {nodeid: i for i, nodeid in enumerate(self.killers)}
+        items.sort(key=lambda item: rank.get(item.nodeid, len(rank)))  # stable: file order
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.failed and not os.path.getsize(self.report):
+            with open(self.report, "w") as f:
+                f.write(report.nodeid)
+
+
+def _child(exercise: Exercise, source: str | None, killers: list[str], report: str) -> int:
     """In the forked child: put the mutant in place, run the tests, give pytest's code."""
     import pytest
 
@@ -193,39 +211,56 @@ def _child(exercise: Exercise, source: str | None) -> int:
             swap(module_name(exercise.file), exercise.qualname, source)
         except Exception:
             return 99
-    return int(pytest.main(pytest_args(exercise)))
+    return int(pytest.main(pytest_args(exercise), plugins=[_KillersFirst(killers, report)]))
 
 
-def run_tests(exercise: Exercise, source: str | None, timeout: float) -> tuple[str, float]:
-    """(outcome, seconds) of the exercise's tests on ``source`` (None: the reference)."""
+def run_tests(exercise: Exercise, source: str | None, timeout: float,
+              killers: list[str] | None = None) -> tuple[str, float]:
+    """(outcome, seconds) of the exercise's tests on ``source`` (None: the reference).
+
+    ``killers`` (the tests that killed earlier mutants, most recent first) run
+    first; the test that kills this mutant is put at its front.
+    """
+    killers = killers if killers is not None else []
     started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 3
-        try:
-            code = _child(exercise, source)
-        finally:
-            os._exit(code)
+    with tempfile.NamedTemporaryFile("r", prefix="minifx-mutant-") as report:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            code = 3
+            try:
+                code = _child(exercise, source, killers, report.name)
+            finally:
+                os._exit(code)
+        outcome = _wait(pid, timeout)
+        killer = report.read().strip()
+    if killer:
+        if killer in killers:
+            killers.remove(killer)
+        killers.insert(0, killer)
+    return outcome, time.monotonic() - started
+
+
+def _wait(pid: int, timeout: float) -> str:
+    started = time.monotonic()
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
-        elapsed = time.monotonic() - started
         if done:
             break
-        if elapsed > timeout:
+        if time.monotonic() - started > timeout:
             try:
                 os.killpg(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             os.waitpid(pid, 0)
-            return "killed (timeout)", elapsed
+            return "killed (timeout)"
         time.sleep(0.02)
     if os.WIFSIGNALED(status):
-        return f"killed (signal {os.WTERMSIG(status)})", elapsed
+        return f"killed (signal {os.WTERMSIG(status)})"
     code = os.WEXITSTATUS(status)
     if code == 0:
-        return SURVIVED, elapsed
+        return SURVIVED
     if code == 1:
-        return KILLED, elapsed
+        return KILLED
     if code == 99:
-        return INCOMPETENT, elapsed
-    return f"killed (pytest exit {code})", elapsed
+        return INCOMPETENT
+    return f"killed (pytest exit {code})"
