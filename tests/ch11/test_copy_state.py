@@ -55,10 +55,10 @@ def test_a_different_shape_is_a_twin_error_naming_the_shapes(values, torch_out, 
 
 def test_the_layers_inside_are_left_to_their_own_call(values):
     # Only the container's own state: none. Its layers differ, which is not its business.
-    module = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.BatchNorm1d(3))
-    twin = tensor.nn.Sequential(tensor.nn.Linear(2, 4), tensor.nn.BatchNorm1d(4))
+    module = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.BatchNorm2d(3))
+    twin = tensor.nn.Sequential(tensor.nn.Linear(2, 4), tensor.nn.BatchNorm2d(4))
     before = twin[0].weight, twin[1].running_mean
     copy_state(module, twin, values)
     assert twin[0].weight is before[0] and twin[1].running_mean is before[1]
     assert sorted(vars(twin)) == sorted(vars(
-        tensor.nn.Sequential(tensor.nn.Linear(2, 4), tensor.nn.BatchNorm1d(4))))
+        tensor.nn.Sequential(tensor.nn.Linear(2, 4), tensor.nn.BatchNorm2d(4))))
