@@ -373,7 +373,7 @@ EXERCISES: list[Exercise] = [
          "table.functions first; getattr on a Node needs an attribute tensor has; "
          "operators go through check_operator; Python's own functions pass; anything "
          "else is a problem with a hint (and the target stays).",
-         ("tests/ch11/test_round_trip.py",)),
+         ("tests/ch11/test_round_trip.py", "tests/ch11/test_convert_calls.py")),
     ),
     *_rows(
         "ch12",
