@@ -2,7 +2,8 @@
 
 scripts/mutation.py runs all of them (its table is in the issue's note); here
 a few per exercise, drawn with a fixed seed, so a change that weakens an
-exercise's tests fails CI. The known-equivalent mutants
+exercise's tests fails CI. The reference's own run is skipped
+(``--no-reference``): the chapters' tests show that it passes them. The known-equivalent mutants
 (tests/learn/mutation_equivalent.json) are allowed to survive; each entry must
 still name a mutant the tool makes, so the list cannot outlive its reason.
 """
@@ -38,14 +39,11 @@ def test_sampled_mutants_are_killed(tmp_path: Path):
     env = {k: v for k, v in os.environ.items() if k != "MINIFX_WORKSPACE"}
     done = subprocess.run(
         [sys.executable, "scripts/mutation.py", "--sample", str(PER_EXERCISE), "--seed",
-         str(SEED), "--quiet", "--json", str(out)],
+         str(SEED), "--quiet", "--no-reference", "--json", str(out)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     assert out.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     rows = {row["exercise"]: row for row in json.loads(out.read_text())}
     assert set(rows) == {e.id for e in EXERCISES}
-    unjudged = [e for e, row in rows.items()
-                if "reference" in row and row["reference"]["outcome"] != "survived"]
-    assert not unjudged, f"the reference fails its own tests: {unjudged}"
     survivors = [f"{e} {row['file']}:{r['line']}: {r['mutated']}  (was: {r['original']})"
                  for e, row in rows.items() for r in row["mutants"]
                  if r["outcome"] == "survived" and not r["equivalent"]]
