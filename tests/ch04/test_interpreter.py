@@ -448,3 +448,17 @@ def test_fetch_path_returns_any_value_even_one_that_compares_oddly():
     holder.inner.table = np.arange(3)
     assert minifx.node.fetch_path(holder, "inner.table") is holder.inner.table
     assert minifx.node.fetch_path(holder, "inner.missing", default=None) is None
+    table = np.arange(2)
+    assert minifx.node.fetch_path(holder, "inner.missing", default=table) is table
+
+
+@pytest.mark.parametrize("path, missing", [("gone.weight", "gone"),
+                                           ("inner.deeper.gone.weight", "inner.deeper.gone")])
+def test_fetch_path_names_the_path_up_to_the_missing_atom(path, missing):
+    holder = tensor.nn.Sequential()
+    holder.inner = tensor.nn.Module()
+    holder.inner.deeper = tensor.nn.Linear(2, 2)
+    owner = "Sequential" if missing == "gone" else "Linear"
+    with pytest.raises(AttributeError) as info:
+        minifx.node.fetch_path(holder, path)
+    assert str(info.value) == f"{missing}: {owner} has no attribute 'gone'"
