@@ -340,7 +340,8 @@ EXERCISES: list[Exercise] = [
         ("minifx/compare.py", "diff_rows", "line up two codes side by side",
          "Drop blank lines; match the _canonical forms with difflib's SequenceMatcher; "
          "equal runs give ' ' (or '~') rows, other runs pair up as '|', then '<' or '>'.",
-         ("tests/ch09/test_compare_cli.py::test_side_by_side_marks_the_differences",)),
+         ("tests/ch09/test_compare_cli.py::test_side_by_side_marks_the_differences",
+          "tests/ch09/test_diff_rows.py")),
     ),
     *_rows(
         "ch10",
