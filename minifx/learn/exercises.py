@@ -331,12 +331,12 @@ EXERCISES: list[Exercise] = [
          "__module__ + __name__ (never __qualname__); Tensor descriptors are "
          "torch.Tensor.name; a builtin without a module is looked up in torch and "
          "torch.nn.functional; torch._ops prints as torch.ops; not torch's gives None.",
-         ("tests/ch09/test_parity.py",)),
+         ("tests/ch09/test_parity.py", "tests/ch09/test_torch_names.py")),
         ("minifx/frameworks/torch_framework.py", "TorchFramework.method_name",
          "which torch callables are Tensor methods",
          "A member of _TENSOR_METHODS, or a property getter (named '__get__'), is a Tensor "
          "method: answer its name; anything else gives None.",
-         ("tests/ch09/test_parity.py",)),
+         ("tests/ch09/test_parity.py", "tests/ch09/test_torch_names.py")),
         ("minifx/compare.py", "diff_rows", "line up two codes side by side",
          "Drop blank lines; match the _canonical forms with difflib's SequenceMatcher; "
          "equal runs give ' ' (or '~') rows, other runs pair up as '|', then '<' or '>'.",
