@@ -125,19 +125,20 @@ def pytest_args(exercise: Exercise) -> list[str]:
 
 
 def preload(exercise: Exercise) -> None:
-    """Import the packages the tests need in this (the parent) process, once.
+    """Import what the tests need in this (the parent) process, once, where that is safe.
 
     Nothing here may start numba's threading layer: its OpenMP layer ends any
     child forked from a process that has started it, and importing tensor's
-    numba backend starts it. So tensor is imported here on the NumPy backend
-    (the test modules, some of which compute while they load, compute with
-    NumPy here) and each child switches to the backend a plain run would pick
-    (``_child``).
+    numba backend, or any module of its kernels, starts it. So tensor is
+    imported here on the NumPy backend, and each child switches to the
+    backend a plain run would pick (``_child``). The exercise's module and
+    test modules (some of which compute while they load, with NumPy here) are
+    imported here only when a forked probe shows that doing so leaves the
+    layer unstarted; otherwise (the kernels' own exercises, the compiler's)
+    each child imports them itself.
     """
     import importlib
     import sys
-
-    import pytest
 
     if "tensor" not in sys.modules:
         chosen = os.environ.get("TENSOR_BACKEND")
@@ -149,9 +150,42 @@ def preload(exercise: Exercise) -> None:
                 del os.environ["TENSOR_BACKEND"]
             else:
                 os.environ["TENSOR_BACKEND"] = chosen
-    for name in ("torch", "torch.fx", "minifx", "hypothesis", module_name(exercise.file)):
+    for name in ("pytest", "torch", "torch.fx", "minifx", "hypothesis"):
         importlib.import_module(name)
-    with open(os.devnull, "w") as quiet:  # import the test modules: pytest collects them
+    if _layer_started():
+        raise RuntimeError("numba's threading layer was started before the mutants run, "
+                           "so no child can be forked")
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the probe
+        code = 2
+        try:
+            _import_tests(exercise)
+            code = 1 if _layer_started() else 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        _import_tests(exercise)
+
+
+def _layer_started() -> bool:
+    import numba
+
+    try:
+        numba.threading_layer()
+    except ValueError:  # not started
+        return False
+    return True
+
+
+def _import_tests(exercise: Exercise) -> None:
+    """Import the exercise's module, and its test modules as pytest collects them."""
+    import importlib
+
+    import pytest
+
+    importlib.import_module(module_name(exercise.file))
+    with open(os.devnull, "w") as quiet:
         saved = os.dup(1), os.dup(2)
         os.dup2(quiet.fileno(), 1)
         os.dup2(quiet.fileno(), 2)
@@ -161,15 +195,6 @@ def preload(exercise: Exercise) -> None:
             for fd, copy in zip((1, 2), saved):
                 os.dup2(copy, fd)
                 os.close(copy)
-    import numba
-
-    try:
-        layer = numba.threading_layer()
-    except ValueError:  # not started: forking is safe
-        layer = None
-    if layer is not None:
-        raise RuntimeError(f"numba's threading layer ({layer}) was started before the "
-                           "mutants run, so no child can be forked")
 
 
 def module_name(file: str) -> str:
