@@ -35,8 +35,8 @@ from tests.learn.mutants import (
     sample,
 )
 
-TIMEOUT_FACTOR = 10  # a mutant may take this many times the reference's run
-MIN_TIMEOUT = 30.0
+TIMEOUT_FACTOR = 4  # a mutant may take this many times the reference's run
+MIN_TIMEOUT = 60.0
 FIXED_TIMEOUT = 300.0
 
 
