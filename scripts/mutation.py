@@ -64,7 +64,9 @@ def _exercises(args: argparse.Namespace) -> list:
 def run_exercise(exercise, count: int | None, seed: int, equivalents: dict,
                  quiet: bool, reference: bool = True) -> dict:
     """Every (sampled) mutant of one exercise: its outcome, and the reference's run."""
-    mutants = sample(mutants_of(exercise), count, seed)
+    mutants = mutants_of(exercise)
+    if count is not None:  # a sample is drawn from the mutants that must die
+        mutants = sample([m for m in mutants if m.key not in equivalents], count, seed)
     row = {"exercise": exercise.id, "qualname": exercise.qualname, "file": exercise.file,
            "mutants": []}
     if not mutants:
