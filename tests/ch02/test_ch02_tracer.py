@@ -153,8 +153,8 @@ def test_placeholders_follow_the_signature():
 
 
 def build_keyword_only(lib):
-    def program(x, *, scale=2.0):
-        return x * scale
+    def program(x, bias=1.0, *, scale=2.0):
+        return x * scale + bias
     return program
 
 
@@ -166,7 +166,7 @@ def build_keywords_only(lib):
 
 def test_keyword_only_parameters_and_bare_kwargs_add_no_star_args():
     ours, _ = assert_same_trace(build_keyword_only)
-    assert [n.target for n in ours.graph.find_nodes(op="placeholder")] == ["x", "scale"]
+    assert [n.target for n in ours.graph.find_nodes(op="placeholder")] == ["x", "bias", "scale"]
     ours, _ = assert_same_trace(build_keywords_only)
     assert [n.target for n in ours.graph.find_nodes(op="placeholder")] == ["x", "**options"]
 
