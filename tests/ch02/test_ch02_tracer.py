@@ -540,3 +540,18 @@ def test_a_traced_tensor_function_is_a_tensor_module_even_with_torch_imported():
     gm = minifx.symbolic_trace(uses_decorated)
     assert isinstance(gm, tensor.nn.Module) and not isinstance(gm, torch.nn.Module)
     assert type(gm).__name__ == "uses_decorated"
+
+
+@pytest.mark.parametrize("lib, base", [(tensor, minifx), (torch, torch.fx)])
+def test_forward_without_self_is_refused_and_without_inputs_traces(lib, base):
+    class Starred(lib.nn.Module):
+        def forward(*args):
+            return args
+
+    class Constant(lib.nn.Module):
+        def forward(self):
+            return 3
+
+    with pytest.raises(RuntimeError, match=r"``self`` argument cannot be part of \*args"):
+        base.symbolic_trace(Starred())
+    assert base.symbolic_trace(Constant())() == 3
