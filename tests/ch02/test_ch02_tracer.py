@@ -555,3 +555,26 @@ def test_forward_without_self_is_refused_and_without_inputs_traces(lib, base):
     with pytest.raises(RuntimeError, match=r"``self`` argument cannot be part of \*args"):
         base.symbolic_trace(Starred())
     assert base.symbolic_trace(Constant())() == 3
+
+
+@pytest.mark.filterwarnings("ignore:Was not able to add assertion")  # ints are specialised
+def test_concrete_args_as_a_tuple_need_one_value_per_parameter():
+    def scaled(n, factor):
+        return n * factor
+
+    gm = minifx.symbolic_trace(scaled, concrete_args=(2, 3))
+    assert gm(2, 3) == 6
+    for values in ((2,), (2, 3, 4)):
+        with pytest.raises(RuntimeError, match=f"expected 2 concrete arguments but got "
+                                               f"{len(values)}"):
+            minifx.symbolic_trace(scaled, concrete_args=values)
+
+
+def test_path_of_module_searches_the_root_once_the_trace_is_over():
+    root = tensor.nn.Sequential(tensor.nn.Linear(2, 2), tensor.nn.ReLU())
+    tracer = minifx.Tracer()
+    tracer.trace(root)
+    assert tracer.submodule_paths is None  # the table lives only while tracing
+    assert tracer.path_of_module(root[1]) == "1"
+    with pytest.raises(NameError, match="module ReLU is not installed as a submodule"):
+        tracer.path_of_module(tensor.nn.ReLU())
