@@ -578,3 +578,35 @@ def test_path_of_module_searches_the_root_once_the_trace_is_over():
     assert tracer.path_of_module(root[1]) == "1"
     with pytest.raises(NameError, match="module ReLU is not installed as a submodule"):
         tracer.path_of_module(tensor.nn.ReLU())
+
+
+@pytest.mark.parametrize("lib, base", [(tensor, minifx), (torch, torch.fx)])
+def test_proxy_buffer_attributes_makes_a_buffer_read_a_get_attr(lib, base):
+    class Offset(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("offset", lib.ones(3))
+
+        def forward(self, x):
+            return x + self.offset
+
+    tracer = base.Tracer()
+    tracer.proxy_buffer_attributes = True
+    graph = tracer.trace(Offset())
+    assert [(n.op, n.target) for n in graph.find_nodes(op="get_attr")] == [
+        ("get_attr", "offset")]
+
+
+def test_path_of_module_finds_the_very_module_not_an_equal_one():
+    class Same(tensor.nn.Module):
+        """Every Same equals every other (as a module comparing its settings might)."""
+
+        def __eq__(self, other):
+            return isinstance(other, Same)
+
+        __hash__ = tensor.nn.Module.__hash__
+
+    root = tensor.nn.Sequential(Same(), Same())
+    tracer = minifx.Tracer()
+    tracer.root = root
+    assert tracer.path_of_module(root[1]) == "1"
