@@ -3,6 +3,7 @@
 import collections
 import operator
 
+import numpy as np
 import pytest
 import torch
 import torch.fx
@@ -241,6 +242,9 @@ def test_create_arg_refuses_a_value_it_cannot_record_by_naming_its_type():
 
     with pytest.raises(NotImplementedError, match="argument of type .*Opaque cannot be recorded"):
         _tracer().create_arg(Opaque())
+    # A NumPy array compares elementwise: the checks on the way must not trip over it.
+    with pytest.raises(NotImplementedError, match="argument of type ndarray cannot be recorded"):
+        GraphAppendingTracer(minifx.Graph()).create_arg(np.ones(2))
 
 
 def test_create_arg_keeps_framework_tensors_and_constants():
