@@ -158,6 +158,12 @@ def build_keyword_only(lib):
     return program
 
 
+def build_one_keyword_only(lib):
+    def program(x, *, scale=2.0):
+        return x * scale
+    return program
+
+
 def build_keywords_only(lib):
     def program(x, **options):
         return x * 2
@@ -167,6 +173,8 @@ def build_keywords_only(lib):
 def test_keyword_only_parameters_and_bare_kwargs_add_no_star_args():
     ours, _ = assert_same_trace(build_keyword_only)
     assert [n.target for n in ours.graph.find_nodes(op="placeholder")] == ["x", "bias", "scale"]
+    ours, _ = assert_same_trace(build_one_keyword_only)
+    assert [n.target for n in ours.graph.find_nodes(op="placeholder")] == ["x", "scale"]
     ours, _ = assert_same_trace(build_keywords_only)
     assert [n.target for n in ours.graph.find_nodes(op="placeholder")] == ["x", "**options"]
 
