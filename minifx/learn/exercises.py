@@ -59,7 +59,8 @@ EXERCISES: list[Exercise] = [
          "Skip size-1 dims; dim d joins the previous one when, for every operand, "
          "previous stride == stride[d] * shape[d]. Return int64 arrays; no dims left "
          "gives shape [1] with stride 0.",
-         ("tests/ch00/test_kernels.py", "tests/ch00/test_tensor_views.py")),
+         ("tests/ch00/test_kernels.py", "tests/ch00/test_tensor_views.py",
+          "tests/ch00/test_coalesce.py")),
         ("tensor/backend/numpy_backend.py", "softmax", "a numerically stable softmax",
          "Subtract the max along dim (keepdims=True) before exp; divide by the sum.",
          ("tests/ch00/test_tensor_backend.py", "tests/ch00/test_op_db.py")),
