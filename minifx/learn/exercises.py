@@ -59,7 +59,8 @@ EXERCISES: list[Exercise] = [
          "Skip size-1 dims; dim d joins the previous one when, for every operand, "
          "previous stride == stride[d] * shape[d]. Return int64 arrays; no dims left "
          "gives shape [1] with stride 0.",
-         ("tests/ch00/test_kernels.py", "tests/ch00/test_tensor_views.py")),
+         ("tests/ch00/test_kernels.py", "tests/ch00/test_tensor_views.py",
+          "tests/ch00/test_coalesce.py")),
         ("tensor/backend/reference/__init__.py", "softmax", "a numerically stable softmax",
          "Subtract the max along dim (keepdims=True) before exp; divide by the sum.",
          ("tests/ch00/test_tensor_backend.py", "tests/ch00/test_op_db.py")),
@@ -538,12 +539,14 @@ EXERCISES: list[Exercise] = [
          "__module__ + __name__ (never __qualname__); Tensor descriptors are "
          "torch.Tensor.name; a builtin without a module is looked up in torch and "
          "torch.nn.functional; torch._ops prints as torch.ops; not torch's gives None.",
-         ("tests/ch09/test_parity.py", "tests/ch09/test_adapter_hooks.py")),
+         ("tests/ch09/test_parity.py", "tests/ch09/test_adapter_hooks.py",
+          "tests/ch09/test_torch_names.py")),
         ("minifx/frameworks/torch_framework.py", "TorchFramework.method_name",
          "which torch callables are Tensor methods",
          "A member of _TENSOR_METHODS, or a property getter (named '__get__'), is a Tensor "
          "method: answer its name; anything else gives None.",
-         ("tests/ch09/test_parity.py", "tests/ch09/test_adapter_hooks.py")),
+         ("tests/ch09/test_parity.py", "tests/ch09/test_adapter_hooks.py",
+          "tests/ch09/test_torch_names.py")),
         ("minifx/frameworks/torch_framework.py", "_hooks_of", "name a module's forward hooks",
          "Pre-hooks, then hooks, from the module's two hook dicts; label each by its "
          "qualified name, or its type's name when it has none.",
@@ -584,7 +587,7 @@ EXERCISES: list[Exercise] = [
          "Drop blank lines; match the _canonical forms with difflib's SequenceMatcher; "
          "equal runs give ' ' (or '~') rows, other runs pair up as '|', then '<' or '>'.",
          ("tests/ch09/test_compare_cli.py::test_side_by_side_marks_the_differences",
-          "tests/ch09/test_compare_parts.py")),
+          "tests/ch09/test_compare_parts.py", "tests/ch09/test_diff_rows.py")),
         ("minifx/compare.py", "side_by_side", "print two texts in two columns",
          "diff_rows, perhaps only the differing rows; size the two columns from the width; "
          "headers and dashes; each row cut to its columns, the mark on its first line only.",
@@ -681,7 +684,7 @@ EXERCISES: list[Exercise] = [
         ("minifx/convert/twins.py", "copy_state", "copy weights and buffers into the twin",
          "The module's own (recurse=False) parameters and buffers must match the twin's "
          "by name and shape (TwinError otherwise); setattr each converted value.",
-         ("tests/ch11/test_round_trip.py",)),
+         ("tests/ch11/test_round_trip.py", "tests/ch11/test_copy_state.py")),
         ("minifx/convert/twins.py", "refuse_lost_settings",
          "refuse settings the twin cannot take",
          "Compare the two classes' constructor arguments; a setting only torch has is lost "
@@ -708,7 +711,8 @@ EXERCISES: list[Exercise] = [
          "table.functions first; getattr on a Node needs an attribute tensor has; "
          "operators go through check_operator; Python's own functions pass; anything "
          "else is a problem with a hint (and the target stays).",
-         ("tests/ch11/test_round_trip.py", "tests/ch11/test_graph_pass.py")),
+         ("tests/ch11/test_round_trip.py", "tests/ch11/test_graph_pass.py",
+          "tests/ch11/test_convert_calls.py")),
         ("minifx/convert/graph_pass.py", "GraphConverter.check_operator",
          "an operator on a tensor needs its dunder",
          "Only operands known to be tensors count; the dunder, the plain one for an in-place "

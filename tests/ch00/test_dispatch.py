@@ -173,3 +173,19 @@ def test_plain_tensors_take_the_fast_path():
     Logger.calls = []
     tensor.add(tensor.ones(2), tensor.ones(2))
     assert Logger.calls == []
+
+
+def test_a_type_met_twice_is_asked_once_and_the_types_after_it_too():
+    order = []
+    Declines = _declining("Declines", order)
+    assert tensor.add(Declines(), [Declines(), Logger()]) == ("logged", "add")
+    assert order == ["Declines"]
+
+
+def test_handlers_still_take_over_while_subclass_dispatch_is_off():
+    # Only Tensor subclasses stand aside (their default handler runs the real function).
+    w, log = tensor.ones(2).as_subclass(Wrapped), Logger()
+    with tensor.overrides.disable_subclass_dispatch():
+        assert relevant_args((w, [log])) == [log]
+        assert tensor.add(tensor.ones(2), log) == ("logged", "add")
+    assert relevant_args((w, [log])) == [w, log]

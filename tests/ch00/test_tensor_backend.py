@@ -93,3 +93,18 @@ def test_import_tensor_does_not_import_torch():
         cwd=root,
     )
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("values", [[[1000.0, 0.0, -5.0]], [[7.0]], [[-1000.0, -1001.0]]],
+                         ids=["large", "one-value", "large-negative"])
+def test_numpy_softmax_is_stable_and_equals_torchs(values):
+    import numpy as np
+    import torch
+
+    from tensor.backend import numpy_backend
+
+    a = np.array(values, np.float32)
+    ours = numpy_backend.softmax(a, 1)
+    np.testing.assert_allclose(ours, torch.softmax(torch.from_numpy(a), 1).numpy(), rtol=1e-6)
+    empty = np.zeros((3, 0), np.float32)  # nothing along dim: no maximum to shift by
+    assert numpy_backend.softmax(empty, 1).shape == (3, 0)

@@ -5,6 +5,10 @@ the module (with `torch` read as `tensor`); the last tests check that they
 still are, so the goldens cannot drift from the oracle.
 """
 
+import functools
+import math
+import operator
+
 import pytest
 import torch
 import torch.fx
@@ -113,3 +117,44 @@ def test_placeholder_defaults_and_builtins_print_as_torch_fx_prints_them():
     assert "placeholder[target=scale](default=2.0)" in ours
     assert "%n : int [num_users=1] = placeholder[target=n](default=3)" in ours
     assert "call_function[target=builtins.getattr](args = (%x, shape)" in ours
+
+
+def _runtime(text: str) -> str:
+    """The same text as a string built at run time: equal to the literal, not the same object."""
+    built = "".join(list(text))
+    assert built == text and built is not text
+    return built
+
+
+def build_by_hand(fx):
+    """A graph written node by node: targets from math (a module after "builtins") and
+    _functools (before "_operator"), and ops spelled by strings built at run time, as a
+    graph read from a file would have them."""
+    g = fx.Graph()
+    x = g.placeholder("x")
+    root = g.call_function(math.sqrt, (x,))
+    total = g.call_function(functools.reduce, (operator.add, root))
+    scaled = g.create_node(_runtime("call_function"), operator.mul, (total, 2))
+    weight = g.create_node(_runtime("get_attr"), "w")
+    later = g.create_node(_runtime("placeholder"), "y", (3,))
+    g.create_node(_runtime("output"), "output", ((scaled, weight, later),))
+    return g
+
+
+def test_hand_built_graph_prints_as_torch_fx_prints_it():
+    ours = str(build_by_hand(minifx))
+    assert ours == str(build_by_hand(torch.fx))
+    # What the comparison covers, so that it cannot pass on a graph without these lines.
+    assert "call_function[target=math.sqrt]" in ours
+    assert "call_function[target=_functools.reduce]" in ours
+    assert "%w : [num_users=1] = get_attr[target=w]" in ours
+    assert "placeholder[target=y](default=3)" in ours
+    assert ours.endswith("return (mul, w, y)")
+
+
+def test_a_target_without_a_name_prints_as_its_repr():
+    # torch.fx cannot print this node (its qualified name needs __name__); minifx shows repr.
+    g = minifx.Graph()
+    add_one = functools.partial(operator.add, 1)
+    g.output(g.create_node("call_function", add_one, (g.placeholder("x"),), name="add_one"))
+    assert f"call_function[target={add_one!r}](args = (%x,)" in str(g)

@@ -1,7 +1,9 @@
 """Chapter 2: the Proxy records operators, methods, attributes and tensor functions."""
 
+import collections
 import operator
 
+import numpy as np
 import pytest
 import torch
 import torch.fx
@@ -239,3 +241,68 @@ def test_a_proxy_inside_a_list_argument_records_the_call_like_torch_fx():
     ours, _ = assert_same_trace(build)
     assert [n.target for n in ours.graph.find_nodes(op="call_function")][-2:] == [
         tensor.cat, tensor.stack]
+
+
+# ---- create_arg on every kind of value (what the mutation tests asked for) -----------
+Pair = collections.namedtuple("Pair", "first second")
+
+
+class Couple(tuple):
+    """A tuple subclass that is not a named tuple: rebuilt from one iterable."""
+
+
+class Recordable:
+    """A value that says how it goes into a graph (``__fx_create_arg__``)."""
+
+    def __fx_create_arg__(self, tracer):
+        return ("recorded", tracer.create_arg([1, 2]))
+
+
+def _tracer():
+    tracer = minifx.Tracer()
+    tracer.graph = minifx.Graph()
+    return tracer
+
+
+@pytest.mark.parametrize("lib", [minifx, torch.fx], ids=["minifx", "torch.fx"])
+def test_create_arg_keeps_each_kind_of_value_as_torch_fx_does(lib):
+    tracer = lib.Tracer()
+    tracer.graph = lib.Graph()
+    for value in (0, "", None, ..., 1.5, [], {}, (), slice(None)):
+        out = tracer.create_arg(value)
+        assert out == value and type(out) is type(value), value
+    couple = tracer.create_arg(Couple((1, 2)))
+    assert type(couple) is Couple and couple == (1, 2)
+
+
+def test_create_arg_keeps_a_node_and_rebuilds_a_named_tuple():
+    # minifx's own convenience (torch.fx refuses a bare Node): code that builds graphs
+    # by hand may pass nodes where proxies would go.
+    tracer = _tracer()
+    x = tracer.graph.placeholder("x")
+    assert tracer.create_arg(x) is x
+    # A named tuple is rebuilt around its items (torch.fx records a node that builds it).
+    pair = tracer.create_arg(Pair(1, [x]))
+    assert type(pair) is Pair and pair == (1, [x])
+
+
+def test_create_arg_asks_a_value_that_knows_how_to_record_itself():
+    assert _tracer().create_arg(Recordable()) == ("recorded", [1, 2])
+
+
+def test_create_arg_refuses_a_value_it_cannot_record_by_naming_its_type():
+    class Opaque:
+        pass
+
+    with pytest.raises(NotImplementedError, match="argument of type .*Opaque cannot be recorded"):
+        _tracer().create_arg(Opaque())
+    # A NumPy array compares elementwise: the checks on the way must not trip over it.
+    with pytest.raises(NotImplementedError, match="argument of type ndarray cannot be recorded"):
+        GraphAppendingTracer(minifx.Graph()).create_arg(np.ones(2))
+
+
+def test_create_arg_keeps_framework_tensors_and_constants():
+    # TracerBase's rule (Tracer itself turns a module's tensors into get_attr nodes first).
+    tracer = GraphAppendingTracer(minifx.Graph())
+    for value in (tensor.ones(2), tensor.float32, torch.ones(2), torch.float32):
+        assert tracer.create_arg(value) is value

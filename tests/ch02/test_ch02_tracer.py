@@ -155,6 +155,33 @@ def test_placeholders_follow_the_signature():
     assert args == (5, 6) and kwargs == {"k": 7}
 
 
+def build_keyword_only(lib):
+    def program(x, bias=1.0, *, scale=2.0):
+        return x * scale + bias
+    return program
+
+
+def build_one_keyword_only(lib):
+    def program(x, *, scale=2.0):
+        return x * scale
+    return program
+
+
+def build_keywords_only(lib):
+    def program(x, **options):
+        return x * 2
+    return program
+
+
+def test_keyword_only_parameters_and_bare_kwargs_add_no_star_args():
+    ours, _ = assert_same_trace(build_keyword_only)
+    assert [n.target for n in ours.graph.find_nodes(op="placeholder")] == ["x", "bias", "scale"]
+    ours, _ = assert_same_trace(build_one_keyword_only)
+    assert [n.target for n in ours.graph.find_nodes(op="placeholder")] == ["x", "scale"]
+    ours, _ = assert_same_trace(build_keywords_only)
+    assert [n.target for n in ours.graph.find_nodes(op="placeholder")] == ["x", "**options"]
+
+
 def branchy(x, flag):
     if flag:
         return x + 1
@@ -658,3 +685,73 @@ def test_a_stray_parameter_or_module_is_a_name_error_like_torch_fx():
     tracer.root, tracer.graph = root, minifx.Graph()
     node = tracer.create_arg(root.inner)
     assert (node.op, node.target) == ("get_attr", "inner")
+
+
+@pytest.mark.parametrize("lib, base", [(tensor, minifx), (torch, torch.fx)])
+def test_forward_without_self_is_refused_and_without_inputs_traces(lib, base):
+    class Starred(lib.nn.Module):
+        def forward(*args):
+            return args
+
+    class Constant(lib.nn.Module):
+        def forward(self):
+            return 3
+
+    with pytest.raises(RuntimeError, match=r"``self`` argument cannot be part of \*args"):
+        base.symbolic_trace(Starred())
+    assert base.symbolic_trace(Constant())() == 3
+
+
+@pytest.mark.filterwarnings("ignore:Was not able to add assertion")  # ints are specialised
+def test_concrete_args_as_a_tuple_need_one_value_per_parameter():
+    def scaled(n, factor):
+        return n * factor
+
+    gm = minifx.symbolic_trace(scaled, concrete_args=(2, 3))
+    assert gm(2, 3) == 6
+    for values in ((2,), (2, 3, 4)):
+        with pytest.raises(RuntimeError, match=f"expected 2 concrete arguments but got "
+                                               f"{len(values)}"):
+            minifx.symbolic_trace(scaled, concrete_args=values)
+
+
+def test_path_of_module_searches_the_root_once_the_trace_is_over():
+    root = tensor.nn.Sequential(tensor.nn.Linear(2, 2), tensor.nn.ReLU())
+    tracer = minifx.Tracer()
+    tracer.trace(root)
+    assert tracer.submodule_paths is None  # the table lives only while tracing
+    assert tracer.path_of_module(root[1]) == "1"
+    with pytest.raises(NameError, match="module ReLU is not installed as a submodule"):
+        tracer.path_of_module(tensor.nn.ReLU())
+
+
+@pytest.mark.parametrize("lib, base", [(tensor, minifx), (torch, torch.fx)])
+def test_proxy_buffer_attributes_makes_a_buffer_read_a_get_attr(lib, base):
+    class Offset(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("offset", lib.ones(3))
+
+        def forward(self, x):
+            return x + self.offset
+
+    tracer = base.Tracer()
+    tracer.proxy_buffer_attributes = True
+    graph = tracer.trace(Offset())
+    assert [(n.op, n.target) for n in graph.find_nodes(op="get_attr")] == [
+        ("get_attr", "offset")]
+
+
+def test_path_of_module_finds_the_very_module_not_an_equal_one():
+    class Same(tensor.nn.Module):
+        """Every Same equals every other (as a module comparing its settings might)."""
+
+        def __eq__(self, other):
+            return isinstance(other, Same)
+
+        __hash__ = tensor.nn.Module.__hash__
+
+    root = tensor.nn.Sequential(Same(), Same())
+    tracer = minifx.Tracer()
+    tracer.root = root
+    assert tracer.path_of_module(root[1]) == "1"

@@ -2,6 +2,7 @@
 
 import copy
 import operator
+import pickle
 
 import pytest
 import torch.fx as tfx
@@ -227,3 +228,12 @@ def test_eliminate_dead_code_takes_its_judge_of_impurity():
 
         assert g.eliminate_dead_code(is_impure_node=judge)
         assert [n.name for n in g.nodes] == ["x", "add", "output"]
+
+
+def test_graph_copy_of_an_unpickled_graph_returns_its_output_value():
+    # Unpickled node ops equal "output" and the rest, but are not the same string objects.
+    gm = pickle.loads(pickle.dumps(minifx.symbolic_trace(lambda x: x.relu() + 1)))
+    dst = minifx.Graph()
+    out = dst.graph_copy(gm.graph, {})
+    assert [n.op for n in dst.nodes] == ["placeholder", "call_method", "call_function"]
+    assert out is list(dst.nodes)[-1]

@@ -2,6 +2,7 @@
 
 import ast
 import operator
+import pickle
 import re
 from pathlib import Path
 
@@ -132,3 +133,17 @@ def test_lint_docstring_states_every_phrase_the_tests_match():
     doc = " ".join(ast.get_docstring(lint).split())
     for phrase in PHRASES:
         assert phrase in doc, phrase
+
+
+def test_a_user_in_another_graph_is_reported():
+    g, x, a, b, out = small()
+    other = minifx.Graph()
+    other.create_node("call_function", operator.neg, (x,))  # reads x from outside its graph
+    with pytest.raises(RuntimeError, match=r"Node x .*lists neg as a user, but it does not read x"):
+        g.lint()
+
+
+def test_an_unpickled_graph_passes():
+    # Unpickled node ops equal "output" and the rest, but are not the same string objects.
+    gm = minifx.symbolic_trace(lambda x: x.relu() + 1)
+    pickle.loads(pickle.dumps(gm)).graph.lint()

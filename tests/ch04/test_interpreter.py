@@ -7,8 +7,10 @@ equal torch.fx's.
 """
 
 import operator
+import pickle
 import types
 
+import numpy as np
 import pytest
 import torch
 import torch.fx
@@ -479,3 +481,88 @@ def test_boxed_run_leaves_a_wrong_list_alone_and_keeps_the_order():
         minifx.Interpreter(gm).boxed_run(args)
     assert args == [5, 3, 1]
     assert minifx.Interpreter(gm).boxed_run([5, 3]) == 2
+
+
+# --- what the mutation tests asked for (scripts/mutation.py) -------------------------
+
+def _boxing_codegen(codegen_module):
+    class Boxing(codegen_module.CodeGen):
+        """Doubles every input and boxes the output, as a pytree codegen reshapes them."""
+
+        def process_inputs(self, *args):
+            return tuple(a * 2 for a in args)
+
+        def process_outputs(self, out):
+            return (out, "boxed")
+
+    return Boxing()
+
+
+@pytest.mark.parametrize("io", [True, False])
+def test_the_code_generators_input_and_output_processing_like_torch_fx(io):
+    x, tx = example_input((2, 3))
+    results = []
+    for base, lib, codegen in ((minifx, tensor, minifx.codegen),
+                               (torch.fx, torch, torch.fx.graph)):
+        gm = base.symbolic_trace(build_sigmoid_neg(lib))
+        if base is torch.fx:
+            gm.graph.set_codegen(_boxing_codegen(codegen))
+        else:
+            gm.graph._codegen = _boxing_codegen(codegen)  # minifx's graphs have no set_codegen
+        results.append(base.Interpreter(gm).run(x if base is minifx else tx,
+                                                enable_io_processing=io))
+    ours, theirs = results
+    eager = build_sigmoid_neg(tensor)(x * 2 if io else x)
+    if io:
+        assert ours[1] == theirs[1] == "boxed"
+        ours, theirs = ours[0], theirs[0]
+    tensor.testing.assert_close(ours, eager)
+    assert_same_values(ours, theirs)
+
+
+@pytest.mark.parametrize("kind, args", [(KeyError, ("k", "extra")), (ValueError, ("bad", 7))])
+def test_an_errors_other_arguments_are_kept_like_torch_fx(kind, args):
+    def raises(x):
+        raise kind(*args)  # a fresh one per run: the Interpreter rewrites its args
+
+    caught = []
+    for base, lib in ((minifx, tensor), (torch.fx, torch)):
+        graph = base.Graph()
+        graph.output(graph.call_function(raises, (graph.placeholder("x"),)))
+        with pytest.raises(Exception) as info:
+            base.Interpreter(base.GraphModule(lib.nn.Module(), graph)).run(1)
+        caught.append(info.value)
+    ours, theirs = caught
+    assert type(ours) is type(theirs)
+    assert ours.args[1:] == theirs.args[1:] == args[1:]
+    assert ours.args[0].startswith(f"{args[0]}\n\nWhile executing %raises")
+
+
+def test_an_unpickled_module_runs():
+    # Unpickled node ops are equal to "output" and the rest, but not the same objects.
+    gm = pickle.loads(pickle.dumps(minifx.symbolic_trace(build_sigmoid_neg(tensor))))
+    x, _ = example_input((2, 3))
+    tensor.testing.assert_close(minifx.Interpreter(gm).run(x), build_sigmoid_neg(tensor)(x))
+
+
+def test_fetch_path_returns_any_value_even_one_that_compares_oddly():
+    # A NumPy array compares elementwise: the lookup must test identity, not equality.
+    holder = tensor.nn.Module()
+    holder.inner = tensor.nn.Module()
+    holder.inner.table = np.arange(3)
+    assert minifx.node.fetch_path(holder, "inner.table") is holder.inner.table
+    assert minifx.node.fetch_path(holder, "inner.missing", default=None) is None
+    table = np.arange(2)
+    assert minifx.node.fetch_path(holder, "inner.missing", default=table) is table
+
+
+@pytest.mark.parametrize("path, missing", [("gone.weight", "gone"),
+                                           ("inner.deeper.gone.weight", "inner.deeper.gone")])
+def test_fetch_path_names_the_path_up_to_the_missing_atom(path, missing):
+    holder = tensor.nn.Sequential()
+    holder.inner = tensor.nn.Module()
+    holder.inner.deeper = tensor.nn.Linear(2, 2)
+    owner = "Sequential" if missing == "gone" else "Linear"
+    with pytest.raises(AttributeError) as info:
+        minifx.node.fetch_path(holder, path)
+    assert str(info.value) == f"{missing}: {owner} has no attribute 'gone'"

@@ -450,3 +450,27 @@ def test_keyword_arguments_are_recorded_again_like_torch_fx():
     assert "kwargs = {dim: 1, keepdim: True}" in str(new.graph)
     x, _ = example_input((2, 3))
     assert_same_values(new(x), gm(x))
+
+
+def test_transform_skips_the_code_generators_input_and_output_processing():
+    # A code generator may reshape what forward takes and gives (torch.fx's pytree
+    # codegen does). The Transformer records the graph as it is: the old output's value
+    # goes to the new output unprocessed, as in torch.fx.
+    graphs = []
+    for base, lib, codegen in ((minifx, tensor, minifx.codegen),
+                               (torch.fx, torch, torch.fx.graph)):
+        class Boxing(codegen.CodeGen):
+            def process_inputs(self, *args):
+                return args
+
+            def process_outputs(self, out):
+                return (out, "boxed")
+
+        gm = base.symbolic_trace(build_sigmoid_neg(lib))
+        if base is torch.fx:
+            gm.graph.set_codegen(Boxing())
+        else:
+            gm.graph._codegen = Boxing()  # minifx's graphs have no set_codegen
+        graphs.append(str(base.Transformer(gm).transform().graph))
+    assert graphs[0] == graphs[1].replace("torch", "tensor")
+    assert graphs[0].endswith("return neg")

@@ -103,7 +103,7 @@ def test_placeholders_named_like_globals_builtins_and_unicode():
     tensor.testing.assert_close(gm(**by_name), program(*values))
 
 
-@pytest.mark.parametrize("name", ["if", "class", "1abc", "a-b", "a b", *PAYLOADS])
+@pytest.mark.parametrize("name", ["if", "class", "1abc", "a-b", "a b", "***kwargs", *PAYLOADS])
 def test_a_placeholder_that_cannot_be_a_parameter_is_refused_clearly(name):
     g = minifx.Graph()
     g.output(g.placeholder(name))

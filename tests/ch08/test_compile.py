@@ -284,3 +284,18 @@ def test_positional_calls_skip_binding_and_share_the_entry_of_bound_calls():
     assert len(compiled.cache) == 2
     with pytest.raises(TypeError):
         compiled(x, 3.0)  # as the model: alpha cannot be passed by position
+
+
+@pytest.mark.filterwarnings("ignore:Was not able to add assertion")  # the set is specialised
+def test_an_unhashable_argument_is_keyed_by_its_repr():
+    def scaled(x, factors):
+        return x * len(factors)
+
+    backend = CountingBackend()
+    compiled = minifx.compile(scaled, backend=backend)
+    x = tensor.randn(3)
+    assert_close(compiled(x, {1, 2}), x * 2)
+    compiled(x, {1, 2})  # an equal set: the same entry
+    (key,) = compiled.cache
+    assert key == (TensorSpec((3,), tensor.float32), ("set", repr({1, 2})))
+    assert len(backend.calls) == 1

@@ -461,3 +461,54 @@ def test_replace_group_writes_into_a_dying_fresh_input():
     gm, _, fused = _replaced(f, tensor.randn(2, 3), tensor.randn(3, 4))
     assert fused.target.reuse == 0 and fused.meta["writes_into"] == "matmul"
     assert fused.args == (node(gm, "matmul"),)
+
+
+# ---- what the mutation tests asked for (scripts/mutation.py) --------------------
+def _runtime(text):
+    """The same text built at run time: equal to the literal, not the same object (as in
+    a graph read back from a pickle)."""
+    return "".join(list(text))
+
+
+def test_the_method_form_of_where_needs_exactly_its_three_operands():
+    g = minifx.Graph()
+    x, c, y = g.placeholder("x"), g.placeholder("c"), g.placeholder("y")
+    where = g.create_node(_runtime("call_method"), _runtime("where"), (x, c, y))
+    assert as_pointwise(where) == Pointwise("where", (c, x, y))
+    assert as_pointwise(g.call_method("where", (x, c))) is None
+    assert as_pointwise(g.call_method("where", (x, c, y, y))) is None
+    assert as_pointwise(g.call_method("where", (x, c), {"other": y})) is None
+
+
+def test_a_vector_does_not_join_the_rows_of_a_reduction():
+    # exp(w) has the shape of one row, not of the rows the sum reads: it stays apart.
+    def f(x, w):
+        y = x * w.exp()
+        return y / y.sum(-1, keepdim=True)
+
+    groups = group_names(f, tensor.randn(4, 8), tensor.randn(8))
+    assert ["exp"] in groups
+    assert not any("exp" in g and len(g) > 1 for g in groups)
+
+
+def test_an_operand_in_another_dtype_is_converted_even_to_a_narrower_one():
+    def f(x, y):
+        return x * y + 1
+
+    gm = traced(f, tensor.randn(4), tensor.randn(4))
+    forms = fusible_nodes(gm.graph)
+    (members,) = find_groups(gm.graph, forms)
+    dtypes = {n: np.dtype(np.float32) for n in gm.graph.nodes}
+    dtypes[node(gm, "x")] = np.dtype(np.float64)  # a wider operand, computed in float32
+    _, source, _ = kernel_source(members, forms, dtypes)
+    assert "mul = np.float32(x[i]) * y[i]" in source
+
+
+def test_incomplete_or_unbounded_calls_are_not_elementwise():
+    g = minifx.Graph()
+    x, y = g.placeholder("x"), g.placeholder("y")
+    assert as_pointwise(g.call_function(operator.add, (x,))) is None  # an operand missing
+    assert as_pointwise(g.call_method("clamp", (x,))) is None  # no bound at all
+    assert as_pointwise(g.call_method("clamp", (x,), {"min": y})) is None  # a tensor bound
+    assert as_pointwise(g.call_method("clamp", (x,), {"max": 2})) == Pointwise(
+        "clamp", (x,), high=2)

@@ -31,6 +31,8 @@ def batches(kind: str, seed: int = 0) -> list[np.ndarray]:
         return raw[:1]
     if kind == "relu":  # one-sided, like the output of a ReLU
         return [np.maximum(b, 0) for b in raw]
+    if kind == "negative":  # below zero only: the range is widened up to 0
+        return [-np.abs(b) - 0.5 for b in raw]
     if kind == "outliers":
         out = [b.copy() for b in raw]
         out[1].reshape(-1)[:3] = [25.0, -18.0, 40.0]
@@ -52,6 +54,8 @@ CASES = [
      {"dtype": "qint8", "qscheme": "per_tensor_symmetric"}),
     (MinMaxObserver, torch_observer.MinMaxObserver, {"quant_min": 0, "quant_max": 15}),
     (MinMaxObserver, torch_observer.MinMaxObserver, {"qscheme": "per_tensor_symmetric"}),
+    (MinMaxObserver, torch_observer.MinMaxObserver,
+     {"dtype": "quint8", "qscheme": "per_tensor_symmetric"}),
 ]
 
 
@@ -59,7 +63,7 @@ def _kwargs(kwargs, lib):
     return {k: getattr(lib, v) if isinstance(v, str) else v for k, v in kwargs.items()}
 
 
-@pytest.mark.parametrize("kind", ["one", "many", "relu", "outliers"])
+@pytest.mark.parametrize("kind", ["one", "many", "relu", "outliers", "negative"])
 @pytest.mark.parametrize("ours_cls,theirs_cls,kwargs", CASES)
 def test_minmax_qparams_equal_torchs(ours_cls, theirs_cls, kwargs, kind):
     (scale, zp), (their_scale, their_zp) = run_both(
@@ -236,3 +240,12 @@ def test_an_empty_batch_changes_no_running_range_as_in_torch():
     (scale, zp), (their_scale, their_zp) = run_both(ours, theirs, data)
     assert (ours.min_val, ours.max_val) == (-1.5, 2.0)
     assert scale == float(their_scale) and zp == int(their_zp)
+
+
+def test_an_empty_batch_changes_nothing_and_a_single_value_counts():
+    data = [np.zeros((0, 3), np.float32), np.array([9.0], np.float32), batches("one")[0],
+            np.zeros((2, 0), np.float32)]
+    (scale, zp), (their_scale, their_zp) = run_both(
+        MinMaxObserver(), torch_observer.MinMaxObserver(), data)
+    assert scale == float(their_scale) and zp == int(their_zp)
+    assert abs(scale * (255 - zp) - 9.0) < scale  # the lone 9.0 is the maximum

@@ -208,3 +208,16 @@ def test_get_attr_names_are_the_graphs(target):
     for _ in range(2):
         assert ours.create_node("get_attr", target, name=_attr_node_name(target)).name == \
             theirs.get_attr(target).name
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_primitive_called_with_keywords_keeps_them(mode):
+    def f(x):
+        return tensor.ops.sum(x, dims=(1,), keepdim=True)
+
+    x = tensor.randn(3, 4)
+    gm = make_fx(f, tracing_mode=mode)(x)
+    (node,) = gm.graph.find_nodes(op="call_function")
+    assert node.kwargs == {"dims": (1,), "keepdim": True}
+    np.testing.assert_allclose(as_numpy(gm(x)), x.numpy().sum(axis=1, keepdims=True),
+                               rtol=1e-6)
