@@ -162,9 +162,24 @@ def row_amax(x):
     return _extreme_unit(2, x, 0, x.size)
 
 
+# --8<-- [start:reduce_strided]
 @njit(cache=True, parallel=True)
 def reduce_strided(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
-    """out[k] = reduction over the reduced dims, for every kept index k."""
+    """``out[k]`` = reduction ``op`` (0 sum, 1 mean's sum, 2 amax, 3 amin) of the elements
+    whose kept index is ``k``, for every ``k`` in ``range(out.size)``.
+
+    ``out`` is 1-d, one element per kept index in C order over ``kshape``;
+    ``a`` is the input's storage. The kept dims (``kshape``, ``kstrides``)
+    and the reduced dims (``rshape``, ``rstrides``) are each coalesced, at
+    least 1-d, and no reduced dim is empty. Output ``k``'s elements start at
+    ``base = position(k, kshape, kstrides, a_off)``; walk them row by row
+    over ``rshape``: row ``r`` starts at ``row_start(r, rshape, rstrides,
+    base)`` and holds ``rshape[-1]`` elements ``rstrides[-1]`` apart, and
+    ``reduce_run`` reduces one row. Add the rows' results for a sum; for
+    amax and amin keep the row result that ``_better`` prefers (a NaN wins,
+    as in torch). The loop over ``k`` is a ``prange``: the outputs are
+    independent.
+    """
     inner = rshape[-1]
     rows = 1
     for d in range(len(rshape) - 1):
@@ -180,6 +195,7 @@ def reduce_strided(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
             elif _better(op, v, acc):
                 acc = v
         out[k] = acc
+# --8<-- [end:reduce_strided]
 
 
 @njit
