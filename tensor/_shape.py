@@ -25,7 +25,7 @@ def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
     """The broadcast of shapes ``a`` and ``b`` (NumPy's and torch's rule), or torch's error.
 
     Equal shapes come back as they are. Otherwise the shorter shape is padded
-    with leading 1s; dim by dim the two sizes must be equal or one of them 1,
+    with leading ones; dim by dim the two sizes must be equal or one of them 1,
     and the result, a tuple, takes the size that is not 1. The dims are
     checked from the last to the first, as torch does, so a mismatch names
     the last dim ``i`` (counted in the padded shapes) that has one: a
