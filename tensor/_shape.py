@@ -20,50 +20,98 @@ def in_op(op: str, *shapes: Sequence[int]) -> str:
     return f" (in {op}: shapes {', '.join(listed[:-1])} and {listed[-1]})"
 
 
+# --8<-- [start:broadcast_shapes]
 def broadcast_shapes(op: str, a: tuple, b: tuple) -> tuple:
-    """NumPy's (and torch's) broadcast of two shapes, or torch's error naming the op."""
+    """The broadcast of shapes ``a`` and ``b`` (NumPy's and torch's rule), or torch's error.
+
+    Equal shapes come back as they are. Otherwise the shorter shape is padded
+    with leading ones; dim by dim the two sizes must be equal or one of them 1,
+    and the result, a tuple, takes the size that is not 1. The dims are
+    checked from the last to the first, as torch does, so a mismatch names
+    the last dim ``i`` (counted in the padded shapes) that has one: a
+    RuntimeError("The size of tensor a (A) must match the size of tensor b
+    (B) at non-singleton dimension i") with ``in_op(op, a, b)`` appended,
+    which names the op and both shapes.
+    """
     if a == b:
         return a
     ndim = max(len(a), len(b))
     pa = (1,) * (ndim - len(a)) + tuple(a)
     pb = (1,) * (ndim - len(b)) + tuple(b)
-    out = []
-    for i, (sa, sb) in enumerate(zip(pa, pb)):
+    out = [0] * ndim
+    for i in range(ndim - 1, -1, -1):
+        sa, sb = pa[i], pb[i]
         if sa == sb or sb == 1:
-            out.append(sa)
+            out[i] = sa
         elif sa == 1:
-            out.append(sb)
+            out[i] = sb
         else:
             raise RuntimeError(
                 f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
                 f"non-singleton dimension {i}{in_op(op, a, b)}"
             )
     return tuple(out)
+# --8<-- [end:broadcast_shapes]
 
 
+# --8<-- [start:matmul_shape]
 def matmul_shape(a: tuple, b: tuple) -> tuple:
-    """The shape of ``a @ b`` (torch.matmul's 1-d, 2-d and batched rules), or torch's error.
-    The public matmul and its meta function (`tensor._meta`) both check with it."""
+    """The shape of ``a @ b`` by torch.matmul's rules, as a tuple, or torch's error. The
+    public matmul and its meta function (``tensor._meta``) both check with it.
+
+    The inner sizes, ``a``'s last and ``b``'s only one (1-d) or second to last,
+    must agree. A 1-d ``b`` is one column: the result is ``a``'s shape
+    without its last dim. A 2-d ``b`` is a matrix that every row of ``a``
+    meets (all of ``a``'s dims but the last count as rows, a 1-d ``a`` as one
+    row): the result is ``a``'s shape with its last size ``b``'s columns. A
+    ``b`` of 3 dims or more is batched: the dims of each operand before its
+    last two broadcast (``broadcast_shapes`` named "matmul", whose error names
+    those batch shapes), then come ``a``'s rows (none for a 1-d ``a``) and
+    ``b``'s columns. The other errors, RuntimeErrors, all but the first
+    followed by ``in_op("matmul", a, b)``:
+
+    - a 0-d operand: "both arguments to matmul need to be at least 1D, but
+      they are {len(a)}D and {len(b)}D";
+    - both 1-d, sizes n and m: "inconsistent tensor size, expected tensor [n]
+      and src [m] to have the same number of elements, but got n and m
+      elements respectively";
+    - a 1-d ``b``: "size mismatch, got input (R), mat (RxK), vec (J)";
+    - a 2-d ``b``: "mat1 and mat2 shapes cannot be multiplied (RxK and JxC)";
+    - batched: "Expected size for first two dimensions of batch2 tensor to be:
+      [B, K] but got: [B, J]." once the batch dims have broadcast;
+
+    where K and J are the inner sizes of ``a`` and ``b``, R the number of
+    rows of ``a`` (1 for a 1-d ``a``), C ``b``'s columns and B the number of
+    elements of the broadcast batch shape.
+    """
     if not a or not b:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {len(a)}D and "
             f"{len(b)}D")
-    inner_a, inner_b = a[-1], (b[0] if len(b) == 1 else b[-2])
-    if inner_a != inner_b:
-        if len(a) == 1 and len(b) == 1:
+    k, j = a[-1], (b[0] if len(b) == 1 else b[-2])
+    rows = math.prod(a[:-1])
+    where = in_op("matmul", a, b)
+    if len(b) == 1:
+        if k != j and len(a) == 1:
             raise RuntimeError(
-                f"inconsistent tensor size, expected tensor [{inner_a}] and src [{inner_b}] to "
-                f"have the same number of elements, but got {inner_a} and {inner_b} elements "
-                f"respectively{in_op('matmul', a, b)}"
-            )
-        rows = a[-2] if len(a) > 1 else 1
-        cols = b[-1] if len(b) > 1 else 1
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{inner_a} and {inner_b}x{cols})"
-            f"{in_op('matmul', a, b)}"
-        )
-    batch = broadcast_shapes("matmul", a[:-2], b[:-2] if len(b) > 1 else ())
-    return tuple(batch) + tuple(a[-2:-1]) + tuple(b[-1:] if len(b) > 1 else ())
+                f"inconsistent tensor size, expected tensor [{k}] and src [{j}] to have the "
+                f"same number of elements, but got {k} and {j} elements respectively{where}")
+        if k != j:
+            raise RuntimeError(
+                f"size mismatch, got input ({rows}), mat ({rows}x{k}), vec ({j}){where}")
+        return tuple(a[:-1])
+    if len(b) == 2:
+        if k != j:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
+                               f"{j}x{b[-1]}){where}")
+        return tuple(a[:-1]) + (b[-1],)
+    batch = broadcast_shapes("matmul", a[:-2], b[:-2])
+    if k != j:
+        count = math.prod(batch)
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{count}, {k}] but got: [{count}, {j}].{where}")
+    return tuple(batch) + tuple(a[-2:-1]) + (b[-1],)
+# --8<-- [end:matmul_shape]
 
 
 def linear_shape(x: tuple, w: tuple, b: tuple | None) -> tuple:
@@ -106,12 +154,22 @@ def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
     return True
 
 
+# --8<-- [start:view_strides]
 def view_strides(old_shape, old_strides, new_shape) -> tuple[int, ...] | None:
-    """Strides that show the same elements in `new_shape` without copying, or None.
+    """Strides that show the same elements in ``new_shape`` without copying, as a tuple,
+    or None when no strides can (torch's rule for ``view``).
 
-    Walk both shapes from the right in chunks of dims that are contiguous
-    with each other in memory; each chunk of the old shape must be covered
-    exactly by whole dims of the new shape.
+    An old shape with no dims or no elements needs no walk: the old strides
+    when ``new_shape`` equals it, else ``contiguous_strides(new_shape)``.
+    Otherwise walk the old dims from the last to the first, cut into
+    *chunks* of dims that memory lays out as one: a chunk that began at a
+    dim of stride ``base`` ends at dim ``d`` when ``d`` is 0, or when dim
+    ``d - 1`` is not of size 1 and its stride is not the chunk's element
+    count times ``base``. Each chunk must be covered exactly by whole new
+    dims, taken from the right: a new dim is taken while the new dims taken
+    for the chunk hold fewer elements than it, or while its size is 1, and
+    gets the stride (elements of the new dims taken before it) * ``base``.
+    A chunk not covered exactly, or new dims left over, give None.
     """
     if math.prod(old_shape) == 0 or not old_shape:
         if tuple(old_shape) == tuple(new_shape):
@@ -140,23 +198,51 @@ def view_strides(old_shape, old_strides, new_shape) -> tuple[int, ...] | None:
     if view_d != -1:
         return None
     return tuple(new_strides)
+# --8<-- [end:view_strides]
 
 
+# --8<-- [start:infer_size]
 def infer_size(shape: tuple[int, ...], numel: int, name: str,
                input_shape: Sequence[int] = ()) -> tuple[int, ...]:
-    """Resolve a single -1 in a requested shape, checking the element count."""
-    unknown = [i for i, s in enumerate(shape) if s == -1]
-    if len(unknown) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    if any(s < -1 for s in shape):
-        raise RuntimeError(f"invalid shape dimension {min(shape)}")
-    known = math.prod(s for s in shape if s != -1)
-    if unknown and known != 0 and numel % known == 0:
-        return shape[: unknown[0]] + (numel // known,) + shape[unknown[0] + 1 :]
-    if unknown or known != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}"
-                           f"{in_op(name, input_shape, shape)}")
-    return shape
+    """The requested ``shape`` (a tuple) of ``view`` or ``reshape`` ``name``, its -1
+    resolved, for an input of ``numel`` elements and shape ``input_shape``.
+
+    The sizes are read in order, as torch reads them: a second -1 raises
+    RuntimeError("only one dimension can be inferred"), a size below -1
+    RuntimeError("invalid shape dimension {size} at index {i} of shape
+    {shape as a list}"). The -1 becomes ``numel`` divided by the product of
+    the other sizes, when that product is not 0 and divides ``numel``; a
+    shape without a -1 must hold exactly ``numel`` elements. A -1 beside a
+    0 for an input of 0 elements could be anything: RuntimeError("cannot
+    reshape tensor of 0 elements into shape {shape as a list} because the
+    unspecified dimension size -1 can be any value and is ambiguous"). Any
+    other case raises RuntimeError("shape '{shape as a list}' is invalid
+    for input of size {numel}"). Both end with ``in_op(name, input_shape,
+    shape)``.
+    """
+    unknown = None
+    known = 1
+    for i, size in enumerate(shape):
+        if size == -1:
+            if unknown is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            unknown = i
+        elif size >= 0:
+            known *= size
+        else:
+            raise RuntimeError(f"invalid shape dimension {size} at index {i} of shape "
+                               f"{list(shape)}")
+    if unknown is None and known == numel:
+        return tuple(shape)
+    if unknown is not None and known != 0 and numel % known == 0:
+        return tuple(shape[:unknown]) + (numel // known,) + tuple(shape[unknown + 1:])
+    where = in_op(name, input_shape, shape)
+    if unknown is not None and known == numel == 0:
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
+                           "because the unspecified dimension size -1 can be any value and is "
+                           f"ambiguous{where}")
+    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}{where}")
+# --8<-- [end:infer_size]
 
 
 def window_count(size: int, kernel: int, stride: int, pad: int, dilation: int = 1,

@@ -71,10 +71,14 @@ def _kind_of(t: type) -> int:
     return kind
 
 
+# --8<-- [start:collect]
 def _collect(items: Iterable, found: list) -> None:
-    """Append to ``found`` every item (inside lists, tuples and dict values too) whose
-    type takes over a call: a handler type always, a Tensor subclass unless
-    ``disable_subclass_dispatch`` is on. Each type's kind is decided once (``_KIND``)."""
+    """Append to ``found``, in order, every item (inside lists, tuples and dict values
+    too, at any depth) whose type takes over a call: a handler type always, a Tensor
+    subclass unless ``disable_subclass_dispatch`` is on. Numbers, strings, None,
+    slices, Ellipsis, plain Tensors and types without ``__tensor_function__`` are
+    skipped. Each type's kind is decided once: ``_KIND`` holds it, and
+    ``_kind_of`` decides (and records) a type it does not hold yet."""
     for item in items:
         t = type(item)
         kind = _KIND.get(t)
@@ -88,6 +92,7 @@ def _collect(items: Iterable, found: list) -> None:
             _collect(item.values(), found)
         elif kind == _HANDLER or not _subclass_dispatch_off:
             found.append(item)
+# --8<-- [end:collect]
 
 
 def relevant_args(args: tuple, kwargs: dict | None = None) -> list:
@@ -106,8 +111,11 @@ def has_tensor_function(args: Iterable) -> bool:
     return bool(found)
 
 
+# --8<-- [start:ordered_types]
 def _ordered_types(args: Iterable) -> list[type]:
-    """Unique types in order of appearance, each subclass moved before its parents."""
+    """The types of ``args``' items, each once, in order of first appearance, except
+    that a type goes just before the first earlier type it is a subclass of: so a
+    subclass is asked before its parents."""
     ordered: list[type] = []
     for arg in args:
         t = type(arg)
@@ -120,6 +128,7 @@ def _ordered_types(args: Iterable) -> list[type]:
         else:
             ordered.append(t)
     return ordered
+# --8<-- [end:ordered_types]
 
 
 def _describe(func: Callable) -> str:
@@ -133,7 +142,16 @@ def handle_tensor_function(
     public_func: Callable, relevant: Iterable, *args: Any, **kwargs: Any
 ) -> Any:
     """Ask each handler in turn, subclasses first; the first answer that is not
-    `NotImplemented` wins, and a `TypeError` names the function when all decline."""
+    `NotImplemented` wins.
+
+    The handlers are the types of ``relevant``, ordered by ``_ordered_types``;
+    each is called as ``t.__tensor_function__(public_func, types, args,
+    kwargs)``, with ``types`` the tuple of all of them and ``args`` and
+    ``kwargs`` the call's tuple and dict. When every one declines, a
+    TypeError says "no implementation found for '{_describe(public_func)}'
+    on types that implement __tensor_function__: [T1, T2]", each type
+    written module.qualname.
+    """
     types = _ordered_types(relevant)
     types_tuple = tuple(types)
     for t in types:

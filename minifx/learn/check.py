@@ -48,7 +48,8 @@ class Outcome:
 
 
 def module_name(file: str) -> str:
-    """``minifx/node.py`` -> ``minifx.node``; a package's ``__init__.py`` -> the package."""
+    """``minifx/node.py`` -> ``minifx.node``; a package's ``__init__.py`` is the package
+    (``tensor/backend/reference/__init__.py`` -> ``tensor.backend.reference``)."""
     return file.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 

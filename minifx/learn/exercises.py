@@ -59,11 +59,59 @@ EXERCISES: list[Exercise] = [
          "Skip size-1 dims; dim d joins the previous one when, for every operand, "
          "previous stride == stride[d] * shape[d]. Return int64 arrays; no dims left "
          "gives shape [1] with stride 0.",
-         ("tests/ch00/test_kernels.py", "tests/ch00/test_tensor_views.py",
-          "tests/ch00/test_coalesce.py")),
+         ("tests/ch00/test_kernel_family.py::test_coalesce_merges_what_every_operand_walks_as_one",
+          "tests/ch00/test_kernel_family.py::test_binary_on_every_layout_and_broadcast",
+          "tests/ch00/test_tensor_views.py")),
         ("tensor/backend/reference/__init__.py", "softmax", "a numerically stable softmax",
          "Subtract the max along dim (keepdims=True) before exp; divide by the sum.",
-         ("tests/ch00/test_tensor_backend.py", "tests/ch00/test_op_db.py")),
+         ("tests/ch00/test_tensor_backend.py::test_reference_softmax_against_torch",
+           "tests/ch00/test_tensor_backend.py::test_reference_softmax_is_stable_on_extreme_rows")),
+        ("tensor/_shape.py", "broadcast_shapes", "broadcast two shapes",
+         "Pad the shorter shape on the left with ones, then settle each dim from the right: "
+         "equal sizes stay, a 1 gives way to the other size, anything else is torch's error.",
+         ("tests/ch00/test_shape_rules.py::test_broadcast_shapes_as_torch",
+          "tests/ch00/test_shape_rules.py::test_broadcast_error_names_the_padded_dim_and_the_op",
+          "tests/ch00/test_expand_and_shape_errors.py")),
+        ("tensor/_shape.py", "matmul_shape", "the shape of a matrix product",
+         "Refuse 0-d operands first. Then three cases by the second operand's dims: one "
+         "(a column), two (a matrix every row meets), more (batched, the batch dims "
+         "broadcast); each checks the inner sizes with its own sentence.",
+         ("tests/ch00/test_shape_rules.py::test_matmul_shape_as_torch",
+          "tests/ch00/test_tensor_errors.py::test_matmul_shape_errors")),
+        ("tensor/_shape.py", "infer_size", "resolve the -1 of a requested shape",
+         "One pass over the sizes, in order, to find the -1 and multiply the others; then "
+         "the sizes that fit, then the two errors.",
+         ("tests/ch00/test_shape_rules.py::test_infer_size_as_torch",
+          "tests/ch00/test_tensor_errors.py::test_shape_op_errors")),
+        ("tensor/_shape.py", "view_strides", "strides for a view, or None",
+         "Empty or 0-d shapes first. Then walk the old dims from the right, growing a chunk "
+         "until memory stops being contiguous; cover each chunk with new dims from the right.",
+         ("tests/ch00/test_shape_rules.py::test_view_strides_as_torch",
+          "tests/ch00/test_shape_rules.py::test_view_strides_of_empty_and_0d_shapes",
+          "tests/ch00/test_tensor_views.py")),
+        ("tensor/backend/kernels/strides.py", "storage_of", "a view as storage, offset, strides",
+         "Strides in elements; the negative strides lower the first address, the positive "
+         "ones raise the last; as_strided of the lowest corner element spans the two.",
+         ("tests/ch00/test_kernel_family.py::test_storage_of_addresses_every_element",
+          "tests/ch00/test_kernel_family.py::test_storage_of_an_empty_or_0d_array")),
+        ("tensor/backend/kernels/elementwise.py", "map_kernel", "the map kernel: one operand",
+         "Inside the cache context, define and return one jitted function with the "
+         "signature the docstring gives: a scratch buffer, a cap, then a while loop over "
+         "blocks, each block's elements through apply in a plain for loop.",
+         ("tests/ch00/test_kernel_family.py::test_map_kernel_writes_exactly_its_range",
+          "tests/ch00/test_kernel_family.py::test_unary_on_every_layout",
+          "tests/ch00/test_kernel_family.py::test_kernels_are_cached_in_the_keyed_folder")),
+        ("tensor/backend/kernels/elementwise.py", "zip_kernel", "the zip kernel: two operands",
+         "map_kernel's loop with a second operand: its own scratch buffer, its own block "
+         "start found with row_start, and apply2 on the pair.",
+         ("tests/ch00/test_kernel_family.py::test_zip_kernel_writes_exactly_its_range",
+          "tests/ch00/test_kernel_family.py::test_binary_on_every_layout_and_broadcast",
+          "tests/ch00/test_kernel_family.py::test_kernels_are_cached_in_the_keyed_folder")),
+        ("tensor/backend/kernels/reduce.py", "reduce_strided", "the strided reduction kernel",
+         "prange over the outputs; for each, find its base, reduce the first row into an "
+         "accumulator, then fold every other row into it: added, or kept when better.",
+         ("tests/ch00/test_kernel_family.py::test_reduce_over_any_dims_on_every_layout",
+          "tests/ch00/test_kernel_family.py::test_amax_and_amin_propagate_nan")),
     ),
     *_rows(
         "ch01",
@@ -790,6 +838,46 @@ MORE_HINTS: dict[str, str] = {
         "An empty array comes back as a copy. The max keeps its reduced axis so that it "
         "broadcasts against the input, and so does the sum; NumPy's reduce ufuncs take an "
         "axis and keepdims.",
+    "broadcast_shapes":
+        "Fill a result list of the padded length from its last position to its first, so "
+        "that the first mismatch met is the last one; the dimension in the message is that "
+        "position. The text is torch's sentence, then in_op with the op's name and the two "
+        "shapes as given (not padded).",
+    "matmul_shape":
+        "Count the rows of the first operand as the product of all its sizes but the last "
+        "(math.prod of an empty tuple is 1). A column result drops the last size; a matrix "
+        "result swaps it for the columns; a batched one checks the batch broadcast before "
+        "the inner sizes, and its count B is the product of the broadcast batch shape.",
+    "infer_size":
+        "Remember the index of the -1 and the product of the sizes that are not -1. A "
+        "shape without -1 fits when that product is numel. With a -1 the product must be "
+        "non-zero and divide numel; when it is 0 and numel is 0 too, the -1 is ambiguous.",
+    "view_strides":
+        "Keep a position in the new shape (from its last dim), the chunk's element count "
+        "and the new dims' element count. When a chunk ends, take new dims until their "
+        "count reaches the chunk's (size-1 dims always join), then compare the two; the next "
+        "chunk starts at the stride of the dim before. Any new dim not taken means None.",
+    "storage_of":
+        "Divide each byte stride by the item size. The lowest address is the sum of "
+        "(size - 1) * stride over the negative strides; the highest, over the positive ones. "
+        "Index each dim with a one-long slice, at its last element when the stride is "
+        "negative, else at its first; NumPy's as_strided on that corner, with the span's "
+        "length and the item size as stride, is the storage; the offset is minus the lowest.",
+    "map_kernel":
+        "The cap is the range's length when the last stride is 1, else BLOCK. Each turn of "
+        "the while loop asks _next_block for the block's length and start, gets the block "
+        "with _block, writes the matching slice of out element by element, and moves k on "
+        "by the block's length. Decorate the inner function as the docstring says.",
+    "zip_kernel":
+        "The cap needs both last strides to be 1. The block's row is k // shape[-1] and its "
+        "column k % shape[-1]; _next_block gives the first operand's start, the second's is "
+        "its row start plus the column times its last stride. Same decorator as map_kernel, "
+        "without fastmath.",
+    "reduce_strided":
+        "The number of rows is the product of every reduced size but the last. For output k, "
+        "position gives the base; reduce_run reduces row 0 (the accumulator) and then each "
+        "other row; op 0 or 1 adds, 2 or 3 asks _better whether the row's value replaces "
+        "the accumulator. Keep the decorator of the stub.",
     "Node.format_node":
         "The users part is [num_users=N]; a node with a type shows it first, through "
         "type_repr. A placeholder with args prints (default=...) after its target. Output "

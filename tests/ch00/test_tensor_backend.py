@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import tensor
@@ -95,16 +96,37 @@ def test_import_tensor_does_not_import_torch():
     assert out.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("values", [[[1000.0, 0.0, -5.0]], [[7.0]], [[-1000.0, -1001.0]]],
-                         ids=["large", "one-value", "large-negative"])
-def test_numpy_softmax_is_stable_and_equals_torchs(values):
-    import numpy as np
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_reference_softmax_against_torch(dtype):
+    """The NumPy reference's softmax (exercise ch00.5): torch's values along any dim,
+    the input's shape and dtype, no overflow on large values, a copy when empty."""
     import torch
 
-    from tensor.backend import numpy_backend
+    from tensor.backend import reference
+
+    rng = np.random.default_rng(3)
+    for a in (rng.standard_normal((3, 4, 5)).astype(dtype) * 4,
+              np.array([[1000.0, 999.0, -1000.0], [0.0, 1.0, 2.0]], dtype),
+              rng.standard_normal((2, 5)).astype(dtype).T):
+        for dim in range(-a.ndim, a.ndim):
+            ours = reference.softmax(a, dim)
+            theirs = torch.softmax(torch.from_numpy(np.ascontiguousarray(a)), dim).numpy()
+            assert ours.shape == a.shape and ours.dtype == a.dtype
+            np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-7)
+    empty = np.zeros((2, 0), dtype)
+    result = reference.softmax(empty, 1)
+    assert result.shape == (2, 0) and result.dtype == dtype and result is not empty
+
+
+@pytest.mark.parametrize("values", [[[1000.0, 0.0, -5.0]], [[7.0]], [[-1000.0, -1001.0]]],
+                         ids=["large", "one-value", "large-negative"])
+def test_reference_softmax_is_stable_on_extreme_rows(values):
+    import torch
+
+    from tensor.backend import reference
 
     a = np.array(values, np.float32)
-    ours = numpy_backend.softmax(a, 1)
+    ours = reference.softmax(a, 1)
     np.testing.assert_allclose(ours, torch.softmax(torch.from_numpy(a), 1).numpy(), rtol=1e-6)
     empty = np.zeros((3, 0), np.float32)  # nothing along dim: no maximum to shift by
-    assert numpy_backend.softmax(empty, 1).shape == (3, 0)
+    assert reference.softmax(empty, 1).shape == (3, 0)

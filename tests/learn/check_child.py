@@ -9,8 +9,11 @@ plan names the functions that run from the reference while it runs: every
 exercise but the one checked. The reference function's code is compiled in
 the workspace module's globals and put in the learner's function's
 ``__code__``, so every reference to it (re-exports, tables, wrappers) runs the
-reference; afterwards the learner's code is put back. All steps run in this
-one process, so the packages (and numba's kernels) load once.
+reference; afterwards the learner's code is put back. A numba kernel is
+replaced whole on its module (its machine code does not follow ``__code__``),
+and a function that caches its results (a kernel factory) forgets them at each
+swap. All steps run in this one process, so the packages (and numba's
+kernels) load once.
 
 This file imports nothing of minifx: the plan carries the reference sources,
 because the workspace's own copy of ``minifx.learn`` may be older than the
@@ -51,20 +54,39 @@ def _plain(source: str) -> str:
     return ast.unparse(tree)
 
 
-def _compiled(source: str, method: bool, name: str, label: str, module: types.ModuleType
+def _run_source(text: str, module: types.ModuleType) -> dict[str, Any]:
+    """Run ``text`` in a copy of the module's globals (defaults may name them); annotations
+    stay text. It is compiled under the module's own file name: numba caches a kernel
+    only when it can name the file its code comes from (a factory's inner kernel too)."""
+    namespace = dict(vars(module))
+    flags = __future__.annotations.compiler_flag
+    exec(compile(text, module.__file__, "exec", flags=flags, dont_inherit=True), namespace)
+    return namespace
+
+
+def _compiled(source: str, method: bool, name: str, module: types.ModuleType
               ) -> types.CodeType:
     """The code object of one function's source; a method is compiled inside a class,
-    so that ``super()`` gets its ``__class__`` cell as in the real class. It runs in a
-    copy of the module's globals (its defaults may name them); annotations stay text."""
+    so that ``super()`` gets its ``__class__`` cell as in the real class."""
     text = _plain(source)
     if method:
         text = "class _Swapped:\n" + textwrap.indent(text, "    ")
-    namespace: dict[str, Any] = {}
-    flags = __future__.annotations.compiler_flag
-    exec(compile(text, f"<reference {label}>", "exec", flags=flags, dont_inherit=True),
-         dict(vars(module)), namespace)
+    namespace = _run_source(text, module)
     obj = namespace["_Swapped"].__dict__[name] if method else namespace[name]
     return _unwrap(obj).__code__
+
+
+def is_kernel(obj: Any) -> bool:
+    """A numba kernel (a dispatcher): its compiled code does not follow ``__code__``."""
+    return hasattr(obj, "py_func") and hasattr(obj, "overloads")
+
+
+def forget(obj: Any) -> None:
+    """A function that caches its results (``functools.cache``, a kernel factory) forgets
+    them: they came from the code being replaced."""
+    clear = getattr(obj, "cache_clear", None)
+    if clear is not None:
+        clear()
 
 
 def swap(module_name: str, qualname: str, source: str) -> Callable[[], None]:
@@ -75,14 +97,19 @@ def swap(module_name: str, qualname: str, source: str) -> Callable[[], None]:
     for part in path:
         owner = getattr(owner, part)
     static = inspect.getattr_static(owner, name)
+    if is_kernel(static):  # a whole new kernel, compiled from the reference, decorators and all
+        setattr(owner, name, _run_source(textwrap.dedent(source), module)[name])
+        return lambda: setattr(owner, name, static)
     original = _unwrap(static)
-    code = _compiled(source, bool(path), name, f"{module_name}.{qualname}", module)
+    code = _compiled(source, bool(path), name, module)
     if code.co_freevars == original.__code__.co_freevars:
         saved = original.__code__
         original.__code__ = code
+        forget(static)
 
         def undo() -> None:
             original.__code__ = saved
+            forget(static)
         return undo
     # The two disagree on their closure (one calls super(), the other does not):
     # a new function on the owner, with the cells it needs.

@@ -7,6 +7,9 @@ compiled in the module's globals. It replaces the function's ``__code__``,
 so every reference to the function (re-exports, dispatch tables, the
 ``tensor_function`` wrapper) runs the stub; a method whose code has a
 ``__class__`` cell (it calls ``super()``) is replaced on its class instead.
+A numba kernel, whose machine code does not follow ``__code__``, is replaced
+on its module by the stub's own kernel; a function that caches its results
+(a kernel factory) forgets them on the way in and on the way out.
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
+from minifx.learn.check import module_name
 from minifx.learn.exercises import Exercise
 from minifx.learn.workspace import stub
+from tests.learn.check_child import forget, is_kernel
 
 
 def _owner_and_name(exercise: Exercise) -> tuple[Any, str, Any]:
-    module = importlib.import_module(
-        exercise.file.removesuffix(".py").removesuffix("/__init__").replace("/", "."))
+    module = importlib.import_module(module_name(exercise.file))
     owner: Any = module
     *path, name = exercise.qualname.split(".")
     for part in path:
@@ -36,7 +40,7 @@ def _function(obj: Any) -> Any:
         return obj.fget
     if isinstance(obj, (staticmethod, classmethod)):
         return obj.__func__
-    return obj
+    return inspect.unwrap(obj)  # through functools.cache, as check_child does
 
 
 def swap_in_stub(exercise: Exercise) -> Callable[[], None]:
@@ -46,13 +50,18 @@ def swap_in_stub(exercise: Exercise) -> Callable[[], None]:
     original = _function(static)
     namespace = dict(vars(module))
     exec(compile(textwrap.dedent(stub(exercise)), exercise.file, "exec"), namespace)
+    if is_kernel(static):  # the stub is a kernel of its own, its decorators kept
+        setattr(owner, name, namespace[name])
+        return lambda: setattr(owner, name, static)
     replacement = _function(namespace[name])
     if len(replacement.__code__.co_freevars) == len(original.__code__.co_freevars):
         code = original.__code__
         original.__code__ = replacement.__code__
+        forget(static)
 
         def undo() -> None:
             original.__code__ = code
+            forget(static)
         return undo
     setattr(owner, name, namespace[name])
     return lambda: setattr(owner, name, static)

@@ -25,11 +25,28 @@ from tests import HELPER_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CHAPTERS = ("ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09", "ch10",
-            "ch11")
+CHAPTERS = ("ch00", "ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09",
+            "ch10", "ch11")
 
 # exercise -> (text of the reference, what the bug puts in its place)
 BUGS: dict[str, tuple[str, str]] = {
+    "ch00.1": ("if issubclass(t, earlier):", "if issubclass(earlier, t):"),
+    "ch00.2": ("_collect(item.values(), found)", "_collect(item, found)"),
+    "ch00.3": ("t.__tensor_function__(public_func, types_tuple, args, kwargs)",
+               "t.__tensor_function__(public_func, (t,), args, kwargs)"),
+    "ch00.4": ("new_shape[-1] *= n", "new_shape[-1] = n"),
+    "ch00.5": ("e / np.add.reduce(e, axis=dim, keepdims=True)",
+               "e / np.add.reduce(e, axis=None, keepdims=True)"),
+    "ch00.6": ("elif sa == 1:\n            out[i] = sb", "elif sa == 1:\n            out[i] = sa"),
+    "ch00.7": ("rows = math.prod(a[:-1])", "rows = a[-2] if len(a) > 1 else 1"),
+    "ch00.8": ("elif size >= 0:", "elif size > 0:"),
+    "ch00.9": ("old_shape[d - 1] != 1 and old_strides[d - 1]", "old_strides[d - 1]"),
+    "ch00.10": ("return flat, -low, strides", "return flat, low, strides"),
+    "ch00.11": ("x = _block(a, pa, n, a_strides[-1], scratch)",
+                "x = _block(a, pa, n, 1, scratch)"),
+    "ch00.12": ("y = _block(b, pb + (k % shape[-1]) * b_strides[-1], n,",
+                "y = _block(b, pb, n,"),
+    "ch00.13": ("if op <= 1:\n                acc += v", "if op <= 1:\n                acc = v"),
     "ch01.1": ('default = f"(default={self._args[0]})" if self._args else ""', 'default = ""'),
     "ch01.2": ('"    " + node.format_node()', '"  " + node.format_node()'),
     "ch01.3": ('return f"builtins.{name}"', "return name"),

@@ -57,7 +57,7 @@ def test_all_stubs_of_a_chapter_fail_its_tests(stubbed_runs, chapter):
 def test_each_stub_alone_fails_one_of_its_tests(stubbed_runs, exercise):
     run = stubbed_runs[exercise.id]
     assert run["exit_code"] == 1 and run["first_failure"], _explain(run)
-    test = run["first_failure"][0].split("[")[0]  # a selection may name a parametrized test
+    test = run["first_failure"][0].split("[")[0]  # a parametrized test's id, as check reads it
     assert any(test == t or test.startswith(t + "::") for t in exercise.tests), test
 
 

@@ -460,8 +460,9 @@ def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.n
         o[0] = _reduce_all(code, x.reshape(-1))
     elif trailing and x.flags.c_contiguous:
         _reduce_rows(code, o, x.reshape(-1, count))
-    else:
-        rd.reduce_strided(code, o, *split_dims(x, reduced))
+    else:  # numba's threads only where the work outweighs waking them
+        big = o.size * count >= rd.PARALLEL_ROWS_MIN
+        (rd.reduce_strided if big else rd.reduce_strided_serial)(code, o, *split_dims(x, reduced))
     if op == "mean":
         out /= count
     return cast_back(out, a.dtype)

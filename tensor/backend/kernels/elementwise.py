@@ -38,6 +38,7 @@ from .strides import row_start
 BLOCK = 2048  # elements per block; a block's scratch buffers stay in L1
 
 
+# --8<-- [start:next_block]
 @njit(inline="always")
 def _next_block(k, hi, shape, strides, offset, cap):
     """(length, start position) of the block that begins at output element k.
@@ -49,9 +50,10 @@ def _next_block(k, hi, shape, strides, offset, cap):
     j = k % inner
     n = min(inner - j, hi - k, cap)
     return n, row_start(k // inner, shape, strides, offset) + j * strides[-1]
+# --8<-- [end:next_block]
 
 
-# --8<-- [start:family]
+# --8<-- [start:apply]
 def apply(name, x):
     """``scalar.<name>(x)``: ``name`` is known when the kernel compiles."""
 
@@ -92,11 +94,60 @@ def _block(a, pos, n, step, scratch):
     for j in range(n):
         buf[j] = a[pos + j * step]
     return buf
+# --8<-- [end:apply]
+
+
+# --8<-- [start:kernels]
+@functools.cache
+def map_kernel(fn: str):
+    """The kernel of unary op ``scalar.<fn>``: ``map_range(out, lo, hi, shape, a, a_off,
+    a_strides)`` sets ``out[k] = apply(fn, x)`` for each output element ``k`` in
+    ``[lo, hi)``, and writes no other element.
+
+    ``out`` is 1-d and contiguous; ``k`` counts in C order over ``shape``, and
+    ``x`` is the element of the same index in the operand: ``a`` is its
+    storage, ``a_off`` and ``a_strides`` address it (``strides.py``). Walk the
+    range block by block: ``_next_block`` gives a block's length and its
+    start in ``a`` (a block never leaves its row; cap it at BLOCK unless the
+    last stride is 1, when it may run to ``hi``), and ``_block`` gives it as
+    a contiguous array, gathered into a scratch buffer of BLOCK elements of
+    ``a``'s dtype when the stride is not 1. The kernel is made inside ``with
+    keyed_by_every_kernel_source():`` with ``@njit(cache=True, nogil=True,
+    error_model="numpy", fastmath={"contract"})``: "contract" lets LLVM fuse
+    a multiply and an add into one FMA instruction.
+    """
+    with keyed_by_every_kernel_source():
+
+        @njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+        def map_range(out, lo, hi, shape, a, a_off, a_strides):
+            scratch = np.empty(BLOCK, a.dtype)
+            cap = hi - lo if a_strides[-1] == 1 else BLOCK
+            k = lo
+            while k < hi:
+                n, pa = _next_block(k, hi, shape, a_strides, a_off, cap)
+                x = _block(a, pa, n, a_strides[-1], scratch)
+                o = out[k : k + n]
+                for j in range(n):
+                    o[j] = apply(fn, x[j])
+                k += n
+
+    return map_range
 
 
 @functools.cache
 def zip_kernel(fn: str):
-    """The kernel of binary or comparison op ``scalar.<fn>``, on output elements [lo, hi)."""
+    """The kernel of binary or comparison op ``scalar.<fn>``: ``zip_range(out, lo, hi,
+    shape, a, a_off, a_strides, b, b_off, b_strides)`` sets ``out[k] = apply2(fn, x, y)``
+    for each output element ``k`` in ``[lo, hi)``, and writes no other element.
+
+    ``map_kernel``'s walk with a second operand: ``x`` and ``y`` are element
+    ``k``'s index in ``a`` and in ``b`` (a broadcast dim has stride 0, so ``b``
+    may repeat). A block may be as long as the range when both last strides
+    are 1, else at most BLOCK; ``b``'s block starts at the ``row_start`` of the
+    block's row plus its column times ``b``'s last stride, and each operand
+    has a scratch buffer of its own dtype. Compiled like ``map_kernel``'s
+    kernel, without ``fastmath``. A comparison's ``out`` is a bool array.
+    """
     with keyed_by_every_kernel_source():
 
         @njit(cache=True, nogil=True, error_model="numpy")
@@ -115,31 +166,7 @@ def zip_kernel(fn: str):
                 k += n
 
     return zip_range
-# --8<-- [end:family]
-
-
-@functools.cache
-def map_kernel(fn: str):
-    """The kernel of unary op ``scalar.<fn>``, on output elements [lo, hi).
-
-    "contract" lets LLVM fuse each multiply and add of exp32's polynomial
-    into one FMA instruction."""
-    with keyed_by_every_kernel_source():
-
-        @njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
-        def map_range(out, lo, hi, shape, a, a_off, a_strides):
-            scratch = np.empty(BLOCK, a.dtype)
-            cap = hi - lo if a_strides[-1] == 1 else BLOCK
-            k = lo
-            while k < hi:
-                n, pa = _next_block(k, hi, shape, a_strides, a_off, cap)
-                x = _block(a, pa, n, a_strides[-1], scratch)
-                o = out[k : k + n]
-                for j in range(n):
-                    o[j] = apply(fn, x[j])
-                k += n
-
-    return map_range
+# --8<-- [end:kernels]
 
 
 # ---- a Python-scalar operand ---------------------------------------------------

@@ -172,32 +172,55 @@ def _reduced_walk(k, kshape, kstrides, a_off, rshape, rstrides):
     return rshape[-1], rows, rstrides[-1], position(k, kshape, kstrides, a_off)
 
 
-@njit(inline="always")
-def _reduce_kept(op, k, kshape, kstrides, a, a_off, rshape, rstrides):
-    """The reduction over the reduced dims for kept index ``k``."""
-    inner, rows, last, base = _reduced_walk(k, kshape, kstrides, a_off, rshape, rstrides)
-    acc = reduce_run(op, a, row_start(0, rshape, rstrides, base), inner, last)
-    for r in range(1, rows):
-        v = reduce_run(op, a, row_start(r, rshape, rstrides, base), inner, last)
-        if op <= 1:
-            acc += v
-        elif _better(op, v, acc):
-            acc = v
-    return acc
-
-
+# --8<-- [start:reduce_strided]
 @njit(cache=True, parallel=True)
-def reduce_strided_parallel(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
-    """out[k] = reduction over the reduced dims, for every kept index k, on numba's threads."""
+def reduce_strided(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
+    """``out[k]`` = reduction ``op`` (0 sum, 1 mean's sum, 2 amax, 3 amin) of the elements
+    whose kept index is ``k``, for every ``k`` in ``range(out.size)``.
+
+    ``out`` is 1-d, one element per kept index in C order over ``kshape``;
+    ``a`` is the input's storage. The kept dims (``kshape``, ``kstrides``)
+    and the reduced dims (``rshape``, ``rstrides``) are each coalesced, at
+    least 1-d, and no reduced dim is empty. Output ``k``'s elements start at
+    ``base = position(k, kshape, kstrides, a_off)``; walk them row by row
+    over ``rshape``: row ``r`` starts at ``row_start(r, rshape, rstrides,
+    base)`` and holds ``rshape[-1]`` elements ``rstrides[-1]`` apart, and
+    ``reduce_run`` reduces one row. Add the rows' results for a sum; for
+    amax and amin keep the row result that ``_better`` prefers (a NaN wins,
+    as in torch). The loop over ``k`` is a ``prange``: the outputs are
+    independent.
+    """
+    inner = rshape[-1]
+    rows = 1
+    for d in range(len(rshape) - 1):
+        rows *= rshape[d]
+    last = rstrides[-1]
     for k in prange(out.size):
-        out[k] = _reduce_kept(op, k, kshape, kstrides, a, a_off, rshape, rstrides)
+        base = position(k, kshape, kstrides, a_off)
+        acc = reduce_run(op, a, row_start(0, rshape, rstrides, base), inner, last)
+        for r in range(1, rows):
+            v = reduce_run(op, a, row_start(r, rshape, rstrides, base), inner, last)
+            if op <= 1:
+                acc += v
+            elif _better(op, v, acc):
+                acc = v
+        out[k] = acc
+# --8<-- [end:reduce_strided]
 
 
 @njit(cache=True)
 def reduce_strided_serial(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
-    """``reduce_strided_parallel`` on one thread."""
+    """``reduce_strided`` on this thread alone, for the fast layer's small reductions."""
     for k in range(out.size):
-        out[k] = _reduce_kept(op, k, kshape, kstrides, a, a_off, rshape, rstrides)
+        inner, rows, last, base = _reduced_walk(k, kshape, kstrides, a_off, rshape, rstrides)
+        acc = reduce_run(op, a, row_start(0, rshape, rstrides, base), inner, last)
+        for r in range(1, rows):
+            v = reduce_run(op, a, row_start(r, rshape, rstrides, base), inner, last)
+            if op <= 1:
+                acc += v
+            elif _better(op, v, acc):
+                acc = v
+        out[k] = acc
 
 
 def _elements(out: np.ndarray, rshape) -> int:
@@ -206,14 +229,6 @@ def _elements(out: np.ndarray, rshape) -> int:
     for d in rshape:
         count *= int(d)
     return count
-
-
-def reduce_strided(op, out, kshape, kstrides, a, a_off, rshape, rstrides) -> None:
-    """Every kept index's reduction: on one thread below ``PARALLEL_ROWS_MIN`` elements,
-    where waking numba's threads costs more than the work."""
-    kernel = reduce_strided_parallel if _elements(out, rshape) >= PARALLEL_ROWS_MIN \
-        else reduce_strided_serial
-    kernel(op, out, kshape, kstrides, a, a_off, rshape, rstrides)
 
 
 @njit

@@ -20,11 +20,17 @@ from numba import njit
 from numpy.lib.stride_tricks import as_strided
 
 
+# --8<-- [start:storage_of]
 def storage_of(a: np.ndarray) -> tuple[np.ndarray, int, list[int]]:
-    """(1-d storage, offset, element strides) that address the view ``a``.
+    """(storage, offset, strides) that address the view ``a``, with no data copied.
 
-    The storage is a contiguous 1-d view covering every element ``a`` can
-    reach; no data is copied.
+    ``strides`` is ``a.strides`` counted in elements, as a list (negative
+    ones included). ``storage`` is a contiguous 1-d view of ``a``'s memory,
+    from the lowest address an element of ``a`` occupies to the highest, and
+    ``offset`` is where ``a[0, 0, ...]`` sits in it (0 unless a stride is
+    negative): ``a[i, j, ...]`` is ``storage[offset + i*strides[0] +
+    j*strides[1] + ...]``. An empty ``a`` gives a new 1-element storage of
+    zeros and offset 0, with its strides.
     """
     item = a.itemsize
     strides = [s // item for s in a.strides]
@@ -35,12 +41,20 @@ def storage_of(a: np.ndarray) -> tuple[np.ndarray, int, list[int]]:
     corner = tuple(slice(n - 1, n) if s < 0 else slice(0, 1) for n, s in zip(a.shape, strides))
     flat = as_strided(a[corner], shape=(high - low + 1,), strides=(item,))
     return flat, -low, strides
+# --8<-- [end:storage_of]
 
 
+# --8<-- [start:coalesce]
 def coalesce(shape, *strides_list):
     """Merge dims that all operands walk contiguously; drop dims of size 1.
 
-    Returns the new shape and the new strides of each operand, at least 1-d.
+    ``shape`` is a sequence of sizes and each of ``strides_list`` one operand's
+    strides in elements. Dim ``d`` merges into the dim kept before it when,
+    for every operand, that dim's stride is ``strides[d] * shape[d]``; the
+    merged dim's size is the product and each operand's stride becomes its
+    ``strides[d]``. Returns the new shape, then the new strides of each
+    operand, each an int64 array, at least 1-d: when every dim has size 1
+    the shape is ``[1]`` and every stride ``[0]``.
     """
     dims = [d for d, n in enumerate(shape) if n != 1]
     new_shape: list[int] = []
@@ -64,6 +78,7 @@ def coalesce(shape, *strides_list):
         np.array(new_shape, np.int64),
         *(np.array(s, np.int64) for s in new_strides),
     )
+# --8<-- [end:coalesce]
 
 
 # --8<-- [start:row_start]

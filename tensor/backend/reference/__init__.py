@@ -109,12 +109,16 @@ def argmax(a: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
     return _array(np.argmax(a, axis=dim, keepdims=keepdim)).astype(np.int64, copy=False)
 
 
+# --8<-- [start:softmax]
 def softmax(a: np.ndarray, dim: int) -> np.ndarray:
-    """exp(a) / sum(exp(a)) along `dim`, shifted by the maximum for stability."""
+    """exp(a) / sum(exp(a)) along `dim`, same shape and dtype as `a`; an empty `a` comes
+    back as a copy. The maximum along `dim` is subtracted first (the identity
+    softmax(a) = softmax(a - max)), so that no exp overflows."""
     if a.size == 0:
         return a.copy()
     e = np.exp(a - np.maximum.reduce(a, axis=dim, keepdims=True))
     return e / np.add.reduce(e, axis=dim, keepdims=True)
+# --8<-- [end:softmax]
 
 
 def log_softmax(a: np.ndarray, dim: int) -> np.ndarray:
