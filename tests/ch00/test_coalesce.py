@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensor.backend._kernels.strides import coalesce
+from tensor.backend.kernels.strides import coalesce
 
 
 def offsets(shape, strides):

@@ -1,8 +1,9 @@
 """The numba kernels against torch, on every layout a view can have.
 
-Each kernel is called through ``tensor.backend.numba_backend`` with NumPy
-arrays that are contiguous, permuted, sliced with a step, or broadcast with
-stride 0, and with size-0 and size-1 dims; torch computes the oracle.
+Each kernel is called through the numba backend (``tests.backends.NUMBA``: the
+fast layer's, or with TENSOR_FAST=0 the kernels layer's) with NumPy arrays
+that are contiguous, permuted, sliced with a step, or broadcast with stride 0,
+and with size-0 and size-1 dims; torch computes the oracle.
 """
 
 import math
