@@ -28,9 +28,11 @@ from ._dtype import quint8
 from ._quantized import QTensor, quantized_range
 from ._shape import output_hw
 from ._tensor import Tensor
+from .backend import fast_int8
 from .backend.kernels import quantized as qk
 
 __all__ = [
+    "prepack",
     "qadd",
     "qconv2d",
     "qlinear",
@@ -83,8 +85,13 @@ def _max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mod
         arr = arr[None]
     n, c, h, w = arr.shape
     oh, ow = output_hw((h, w), (kh, kw), (sh, sw), (ph, pw), (dh, dw))
-    out = np.empty((n, c, oh, ow), dtype=arr.dtype)
-    qk.max_pool2d_int(np.ascontiguousarray(arr), kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out)
+    fast = fast_int8()
+    out = None if fast is None else fast.max_pool2d(arr, (kh, kw), (sh, sw), (ph, pw), (dh, dw),
+                                                    oh, ow)
+    if out is None:
+        out = np.empty((n, c, oh, ow), dtype=arr.dtype)
+        qk.max_pool2d_int(np.ascontiguousarray(arr), kh, kw, sh, sw, ph, pw, dh, dw, oh, ow,
+                          out)
     return x._like(out[0] if squeeze else out)
 
 
@@ -158,7 +165,22 @@ def _requant_args(scale: float, zero_point: int, x: QTensor, weight: QTensor, bi
     """The float32 constants of the requantization: s_x * s_w per row, bias, 1/s_out.
 
     A per-tensor weight (as a freshly built module has) lends its one scale to every row.
+    Made once for each input scale, output scale and bias, and kept on the weight (the
+    same arrays each call: the fast layer keys its plans by them).
     """
+    cache = weight.__dict__.setdefault("_requant_args", {})
+    key = (x._scale, scale, id(bias))
+    found = cache.get(key)
+    if found is not None and found[0] is bias:
+        return found[1]
+    if len(cache) >= 8:
+        cache.clear()
+    args = _make_requant_args(scale, x, weight, bias)
+    cache[key] = (bias, args)
+    return args
+
+
+def _make_requant_args(scale: float, x: QTensor, weight: QTensor, bias):
     rows = weight._array.shape[0]
     w_scales = np.broadcast_to(np.asarray(weight._scale, dtype=np.float32), (rows,))
     mult = (np.float32(x._scale) * w_scales).astype(np.float32)
@@ -200,12 +222,30 @@ def qlinear(
     arr = x._array
     lead, k = arr.shape[:-1], arr.shape[-1]
     rows = arr.reshape(-1, k)
-    cols = np.ascontiguousarray((rows.astype(np.int16) - np.int16(x._zero_point)).T)
     mult, b, inv_out = _requant_args(scale, zero_point, x, weight, bias)
+    fast = fast_int8()
+    if fast is not None:  # the fast layer's kernel: the same integers
+        out = fast.linear(rows, x._zero_point, prepack(weight), mult, b, inv_out, zero_point,
+                          *_range(relu, zero_point))
+        return QTensor._make(out.reshape(*lead, -1), quint8, float(scale), int(zero_point))
+    cols = np.ascontiguousarray((rows.astype(np.int16) - np.int16(x._zero_point)).T)
     out = _gemm(weight, cols, mult, b, inv_out, zero_point, relu)
     result = np.ascontiguousarray(out.T).reshape(*lead, out.shape[0])
     return QTensor._make(result, quint8, float(scale), int(zero_point))
 # --8<-- [end:qlinear]
+
+
+def prepack(weight: QTensor):
+    """The weight's integers packed for the fast layer's kernel (``fast.qgemm.pack``),
+    made once and kept on the weight; None with ``TENSOR_FAST=0``. The quantized
+    modules call it when they get their weight, so ``convert_fx`` packs every layer."""
+    fast = fast_int8()
+    if fast is None:
+        return None
+    packed = weight.__dict__.get("_packed")
+    if packed is None:
+        packed = weight.__dict__["_packed"] = fast.pack(weight._array)
+    return packed
 
 
 def _int16_weight(weight: QTensor) -> tuple[np.ndarray, np.ndarray]:
@@ -238,6 +278,11 @@ def qconv2d(
     dh, dw = _pair(dilation)
     oh, ow = output_hw((h, wd), (kh, kw), (sh, sw), (ph, pw), (dh, dw))
     mult, b, inv_out = _requant_args(scale, zero_point, x, weight, bias)
+    fast = fast_int8()
+    if fast is not None:  # the fast layer's kernel: the same integers, channels last
+        out = fast.conv2d(arr, x._zero_point, prepack(weight), (sh, sw), (ph, pw), (dh, dw),
+                          oh, ow, mult, b, inv_out, zero_point, *_range(relu, zero_point))
+        return QTensor._make(out, quint8, float(scale), int(zero_point))
     cols = np.empty((c * kh * kw, n, oh * ow), dtype=np.int16)
     zp = np.int16(x._zero_point)
     src = np.ascontiguousarray(arr)
@@ -259,10 +304,17 @@ def qadd(a: QTensor, b: QTensor, scale: Any, zero_point: Any, relu: bool = False
         )
     scale = float(scale.item() if isinstance(scale, Tensor) else scale)
     zero_point = int(zero_point.item() if isinstance(zero_point, Tensor) else zero_point)
-    out = np.empty(a._array.size, dtype=np.uint8)
+    # Both in the same memory order (channels last after the fast layer's convolutions,
+    # else NCHW), read and written flat in that order.
+    order = tuple(np.argsort(a._array.strides, kind="stable")[::-1])
+    x, y = a._array.transpose(order), b._array.transpose(order)
+    if a._array.strides != b._array.strides or not x.flags.c_contiguous:
+        order = tuple(range(a._array.ndim))
+        x, y = np.ascontiguousarray(a._array), np.ascontiguousarray(b._array)
+    out = np.empty(x.shape, dtype=np.uint8)
     qk.add_requant(
-        np.ascontiguousarray(a._array).reshape(-1), a._zero_point, np.float32(a._scale),
-        np.ascontiguousarray(b._array).reshape(-1), b._zero_point, np.float32(b._scale),
-        np.float32(1.0) / np.float32(scale), zero_point, relu, out,
+        x.reshape(-1), a._zero_point, np.float32(a._scale),
+        y.reshape(-1), b._zero_point, np.float32(b._scale),
+        np.float32(1.0) / np.float32(scale), zero_point, relu, out.reshape(-1),
     )
-    return QTensor._make(out.reshape(a._array.shape), quint8, scale, zero_point)
+    return QTensor._make(out.transpose(np.argsort(order)), quint8, scale, zero_point)

@@ -20,7 +20,7 @@ import importlib
 import os
 from types import ModuleType
 
-__all__ = ["available", "get_backend", "ops", "set_backend"]
+__all__ = ["available", "fast_int8", "get_backend", "ops", "set_backend"]
 
 _NAMES = ("numpy", "numba")
 _modules: dict[str, ModuleType] = {}
@@ -36,6 +36,23 @@ def _module_name(name: str) -> str:
         return f"{__name__}.reference"
     fast = os.environ.get("TENSOR_FAST", "1") != "0"
     return f"{__name__}.{'fast' if fast else 'kernels'}.backend"
+
+
+def fast_int8() -> ModuleType | None:
+    """The fast layer's int8 convolution, linear layer and max pool (``fast.qgemm``), or
+    None with ``TENSOR_FAST=0``: ``tensor.nn.quantized`` then runs on the kernels
+    layer's int8 kernels alone (chapter 10's). The quantized ops ask this on every call."""
+    global _int8
+    if _int8 is False:
+        _int8 = None
+        if os.environ.get("TENSOR_FAST", "1") != "0":
+            from .fast import qgemm
+
+            _int8 = qgemm
+    return _int8
+
+
+_int8: ModuleType | None | bool = False
 
 
 def _load(name: str) -> ModuleType | None:

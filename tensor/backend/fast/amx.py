@@ -1,0 +1,142 @@
+"""Intel AMX's tiles for numba: eight 16 x 64-byte registers and a matrix multiply-add.
+
+AMX (Sapphire Rapids Xeons onwards) adds eight *tiles*, each up to 16 rows
+of 64 bytes, and ``tdpbusd``: for a tile C of 16 x 16 int32, a tile A of
+16 x 64 uint8 and a tile B of 16 x 64 int8 (16 rows of four bytes for each
+of 16 columns, the order ``int8_simd.dot`` reads too)::
+
+    C[m, n] += sum over k < 64 of A[m, k] * B[k // 4, 4 * n + k % 4]
+
+16 x 16 x 64 = 16384 exact multiply-adds in one instruction, 256 times a
+``vpdpbusd``. The rows of a tile are loaded from memory with a stride, so
+A's rows can be 16 output pixels' windows, read where they are.
+
+Each intrinsic below is one LLVM call. The tile numbers are constants (the
+instructions encode them); a kernel first loads a 64-byte *configuration*
+(rows and bytes per row of each tile) and releases the tiles at the end.
+LLVM treats these calls as touching memory, so it keeps their order.
+
+Linux hands a process the tiles' state only when asked (``arch_prctl``), so
+``AMX`` is True only if the CPU numba compiles for has AMX-INT8 and Linux
+said yes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import platform
+import sys
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from .int8_simd import compiled_features
+
+_I8, _I64 = ir.IntType(8), ir.IntType(64)
+_SYS_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA = 158, 0x1023, 18
+
+
+def _linux_grants_tiles() -> bool:
+    """Ask Linux (x86-64) for the tile state; whether it granted it."""
+    if sys.platform != "linux" or platform.machine() != "x86_64":
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(_SYS_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA) == 0
+
+
+_FEATURES = compiled_features().split(",")
+AMX = "+amx-int8" in _FEATURES and "+amx-tile" in _FEATURES and _linux_grants_tiles()
+
+
+def _call(builder, name, values) -> None:
+    fn = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(ir.VoidType(), [v.type for v in values]), name)
+    builder.call(fn, values)
+
+
+def _tiles(*numbers) -> list | None:
+    """The constants' values, or None while numba types them as plain integers (it then
+    asks again with their literal types)."""
+    if not all(isinstance(t, types.IntegerLiteral) for t in numbers):
+        return None
+    return [ir.Constant(_I8, t.literal_value) for t in numbers]
+
+
+def _address(context, builder, array_type, array, index):
+    data = context.make_array(array_type)(context, builder, array).data
+    return builder.gep(data, [index])
+
+
+@intrinsic
+def configure(typingctx, config):
+    """Load the tile configuration, a 64-byte uint8 array (``ldtilecfg``)."""
+    def codegen(context, builder, sig, args):
+        _call(builder, "llvm.x86.ldtilecfg", [_address(context, builder, sig.args[0], args[0],
+                                                       ir.Constant(_I64, 0))])
+        return context.get_dummy_value()
+    return types.void(config), codegen
+
+
+@intrinsic
+def release(typingctx):
+    """Give the tiles back (``tilerelease``)."""
+    def codegen(context, builder, sig, args):
+        _call(builder, "llvm.x86.tilerelease", [])
+        return context.get_dummy_value()
+    return types.void(), codegen
+
+
+@intrinsic
+def zero(typingctx, tile):
+    """Tile ``tile`` := 0 (``tilezero``)."""
+    numbers = _tiles(tile)
+    if numbers is None:
+        return None
+
+    def codegen(context, builder, sig, args):
+        _call(builder, "llvm.x86.tilezero", numbers)
+        return context.get_dummy_value()
+    return types.void(tile), codegen
+
+
+@intrinsic
+def load(typingctx, tile, array, index, stride):
+    """Tile ``tile``'s rows from ``array[index]`` on, ``stride`` bytes apart (``tileloadd``)."""
+    numbers = _tiles(tile)
+    if numbers is None:
+        return None
+
+    def codegen(context, builder, sig, args):
+        address = _address(context, builder, sig.args[1], args[1], args[2])
+        _call(builder, "llvm.x86.tileloadd64", [*numbers, address, args[3]])
+        return context.get_dummy_value()
+    return types.void(tile, array, index, stride), codegen
+
+
+@intrinsic
+def store(typingctx, tile, array, index, stride):
+    """Tile ``tile``'s rows to ``array[index]`` on, ``stride`` bytes apart (``tilestored``)."""
+    numbers = _tiles(tile)
+    if numbers is None:
+        return None
+
+    def codegen(context, builder, sig, args):
+        address = _address(context, builder, sig.args[1], args[1], args[2])
+        _call(builder, "llvm.x86.tilestored64", [*numbers, address, args[3]])
+        return context.get_dummy_value()
+    return types.void(tile, array, index, stride), codegen
+
+
+@intrinsic
+def dpbusd(typingctx, c, a, b):
+    """Tile c += tile a (uint8) times tile b (int8, four bytes per column), in int32."""
+    numbers = _tiles(c, a, b)
+    if numbers is None:
+        return None
+
+    def codegen(context, builder, sig, args):
+        _call(builder, "llvm.x86.tdpbusd", numbers)
+        return context.get_dummy_value()
+    return types.void(c, a, b), codegen
