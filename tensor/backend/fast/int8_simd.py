@@ -108,6 +108,43 @@ def store(typingctx, array, index, value):
 
 
 @intrinsic
+def requantize(typingctx, acc, a, shift, mult, bias, c, scalars, out, o):
+    """The taught kernel's requantization of 16 sums at once: for the int32 ``acc[a:a + 16]``
+    and the channels' ``shift``, ``mult`` and ``bias`` from ``c`` on, ``out[o:o + 16]`` =
+    clamp(rint((float32(acc - shift) * mult + bias) * inv_out) + zp_out, qmin, qmax),
+    with ``scalars`` = (inv_out, zp_out, qmin, qmax), float32. The same float32 steps
+    as the scalar loop, each rounded (no fused multiply-add), in any vector width."""
+    def codegen(context, builder, sig, args):
+        floats = ir.VectorType(ir.FloatType(), _LANES)
+
+        def vector(i, index, vtype):
+            address = _address(context, builder, sig.args[i], args[i], args[index])
+            return builder.load(builder.bitcast(address, vtype.as_pointer()), align=4)
+
+        def splat(value):
+            one = builder.insert_element(ir.Constant(floats, None), value,
+                                         ir.Constant(ir.IntType(32), 0))
+            return builder.shuffle_vector(one, one, ir.Constant(_VEC, None))
+
+        def call(name, *values):
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(floats, [floats] * len(values)), name)
+            return builder.call(fn, values)
+
+        inv_out, zp_out, qmin, qmax = (splat(builder.extract_value(args[6], i)) for i in range(4))
+        total = builder.sub(vector(0, 1, _VEC), vector(2, 5, _VEC))
+        v = builder.fadd(builder.fmul(builder.sitofp(total, floats), vector(3, 5, floats)),
+                         vector(4, 5, floats))
+        q = builder.fadd(call("llvm.rint.v16f32", builder.fmul(v, inv_out)), zp_out)
+        q = call("llvm.minnum.v16f32", call("llvm.maxnum.v16f32", q, qmin), qmax)
+        small = builder.trunc(builder.fptosi(q, _VEC), ir.VectorType(ir.IntType(8), _LANES))
+        address = _address(context, builder, sig.args[7], args[7], args[8])
+        builder.store(small, builder.bitcast(address, small.type.as_pointer()), align=1)
+        return context.get_dummy_value()
+    return types.void(acc, a, shift, mult, bias, c, scalars, out, o), codegen
+
+
+@intrinsic
 def max_u8(typingctx, a, b):
     """The larger unsigned byte of ``a`` and ``b`` in each of the 64 places."""
     def codegen(context, builder, sig, args):

@@ -50,7 +50,8 @@ from .threads import spread
 BLOCK = 64  # output channels per packed block: four vectors of 16 lanes
 TILE = 6  # pixels per vector tile: 6 x 4 accumulators, 24 of AVX-512's 32 registers
 GROUP = 16  # pixels per AMX tile row group (one output row's neighbours)
-LAYER = 19  # int64 words that describe a layer to its task (``_plan``)
+PAD, S2D = 1, 2  # how a layer's input is copied (``_Plan.copy``)
+LAYER = 18  # int64 words that describe a layer to its task (``_plan``)
 _AVAILABLE = {"amx": amx.AMX, "vnni": simd.VNNI, "portable": True}
 
 
@@ -77,6 +78,7 @@ class Packed(NamedTuple):
     channels: int  # input channels, a multiple of 4 (zeros added)
     kh: int
     kw: int
+    weight: np.ndarray  # the integers as given
     plans: dict  # (input shape, ...) -> _Plan, filled on first use
 
 
@@ -92,7 +94,7 @@ def pack(weight: np.ndarray) -> Packed:
     sums = w.reshape(o, -1).sum(1, dtype=np.int64).astype(np.int32)
     packed = _aligned(data.size, np.uint8, np.empty).view(np.int8)
     packed[:] = data.reshape(-1)
-    return Packed(packed, sums, o, c4 * 4, kh, kw, {})
+    return Packed(packed, sums, o, c4 * 4, kh, kw, weight, {})
 
 
 def _aligned(size: int, dtype, allocate=empty) -> np.ndarray:
@@ -100,7 +102,7 @@ def _aligned(size: int, dtype, allocate=empty) -> np.ndarray:
     of 64 bytes (a vector, or a tile's row) then touches one cache line, not two. AMX
     tile loads ran four times slower from misaligned rows."""
     block = allocate((size * np.dtype(dtype).itemsize + 64,), np.dtype(np.uint8))
-    start = -block.ctypes.data % 64
+    start = -address(block) % 64
     return block[start:start + size * np.dtype(dtype).itemsize].view(dtype)
 
 
@@ -108,12 +110,12 @@ def _aligned(size: int, dtype, allocate=empty) -> np.ndarray:
 with keyed_by_every_kernel_source():
 
     @njit(inline="always")
-    def _requant(acc, zx, sums, mult, bias, scalars, out):
+    def _requant(acc, shift, mult, bias, scalars, out):
         """The taught kernel's requantization of one pixel's sums, the input's zero
-        point taken off first (``sum(x * w) - zx * sum(w)``)."""
+        point taken off first (``sum(x * w) - zx * sum(w)``; ``shift`` is ``zx * sum(w)``)."""
         inv_out, zp_out, qmin, qmax = scalars
         for o in range(out.shape[0]):
-            v = np.float32(acc[o] - zx * sums[o]) * mult[o] + bias[o]
+            v = np.float32(np.int32(acc[o] - shift[o])) * mult[o] + bias[o]
             q = np.rint(v * inv_out) + zp_out
             out[o] = min(max(q, qmin), qmax)
 
@@ -180,11 +182,12 @@ with keyed_by_every_kernel_source():
         return ((n * hp + (yx // ow) * sh) * wpad + (yx % ow) * sw) * channels
 
     @njit(inline="always")
-    def _vector_units(vnni, lo, hi, x, wp, taps, steps, channels, geometry, sums, zx, mult,
+    def _vector_units(vnni, lo, hi, x, wp, taps, steps, channels, geometry, shift, mult,
                       bias, scalars, out):
         """Units [lo, hi): unit u is output block u // tiles times pixel tile u % tiles."""
         pixels, n_out = out.shape
         tiles = -(-pixels // TILE)
+        flat = out.reshape(-1)
         acc = np.empty(TILE * BLOCK, np.int32)
         starts = np.empty(TILE, np.int64)
         for u in range(lo, hi):
@@ -194,25 +197,33 @@ with keyed_by_every_kernel_source():
             _vector_tile(vnni, wp, block * taps.shape[0] * steps * 256, x, starts[0], starts[1],
                          starts[2], starts[3], starts[4], starts[5], taps, steps, acc)
             o0, o1 = block * BLOCK, min(block * BLOCK + BLOCK, n_out)
+            z, m, b = shift[o0:o1], mult[o0:o1], bias[o0:o1]
             for r in range(min(TILE, pixels - first)):
-                _requant(acc[BLOCK * r:BLOCK * r + o1 - o0], zx, sums[o0:o1], mult[o0:o1],
-                         bias[o0:o1], scalars, out[first + r, o0:o1])
+                if o1 - o0 == BLOCK:
+                    for j in range(0, BLOCK, 16):
+                        simd.requantize(acc, BLOCK * r + j, shift, mult, bias, o0 + j, scalars,
+                                        flat, (first + r) * n_out + o0 + j)
+                else:
+                    _requant(acc[BLOCK * r:BLOCK * r + o1 - o0], z, m, b, scalars,
+                             out[first + r, o0:o1])
 
     # --8<-- [start:amx_units]
     @njit(inline="always")
-    def _amx_units(lo, hi, x, wp, taps, steps, chunk, channels, geometry, sums, zx, mult,
-                   bias, scalars, out):
+    def _amx_units(lo, hi, x, wp, taps, steps, chunk, channels, geometry, shift, mult, bias,
+                   scalars, out):
         """Units [lo, hi): unit u is half-block u // pairs (32 output channels) times the
         groups 2 (u % pairs) and the next. A group is 16 windows ``sw * channels`` bytes
         apart in the padded input (``_groups``): a tile's 16 rows, loaded with one
         stride. Tiles 0-3 hold the sums, 4-5 the two groups' windows, 6-7 two sets of
-        16 channels' weights, ``chunk`` bytes of a row of taps at a time."""
+        16 channels' weights, ``chunk`` bytes of a row of taps at a time.
+
+        A unit's sums are requantized after the next unit's products are issued: the
+        tile unit works through them while the vector units requantize."""
         oh, ow, hp, wpad, sh, sw = geometry
-        n_out = out.shape[1]
         row_step, per_image, image_step = _groups(geometry)
         groups = out.shape[0] // (oh * ow) * per_image
         pairs = -(-groups // 2)
-        sums_tile = np.empty(2 * GROUP * 32, np.int32)
+        sums_tiles = np.empty((2, 2 * GROUP * 32), np.int32)  # this unit's, the last one's
         config = np.zeros(64, np.uint8)
         config[0] = 1  # palette 1
         for t in range(8):  # bytes per row, rows
@@ -239,21 +250,40 @@ with keyed_by_every_kernel_source():
                     amx.load(5, x, s1 + taps[t] + k, sw * channels)
                     amx.dpbusd(2, 5, 6)
                     amx.dpbusd(3, 5, 7)
-            amx.store(0, sums_tile, 0, 128)  # (32 windows, 32 channels) int32
-            amx.store(1, sums_tile, 16, 128)
-            amx.store(2, sums_tile, GROUP * 32, 128)
-            amx.store(3, sums_tile, GROUP * 32 + 16, 128)
-            o0, o1 = half * 32, min(half * 32 + 32, n_out)
-            for i in range(2 if g1 > g0 else 1):
-                g = g0 + i
-                for r in range(GROUP):  # the windows that are output pixels
-                    y, xo = divmod(g % per_image * GROUP + r, row_step)
-                    if y < oh and xo < ow:
-                        row = 32 * (GROUP * i + r)
-                        _requant(sums_tile[row:row + o1 - o0], zx, sums[o0:o1], mult[o0:o1],
-                                 bias[o0:o1], scalars,
-                                 out[(g // per_image * oh + y) * ow + xo, o0:o1])
+            if u > lo:
+                _amx_requant(u - 1, pairs, groups, per_image, row_step, geometry,
+                             sums_tiles[(u - 1) % 2], shift, mult, bias, scalars, out)
+            sums = sums_tiles[u % 2]  # (32 windows, 32 channels)
+            amx.store(0, sums, 0, 128)
+            amx.store(1, sums, 16, 128)
+            amx.store(2, sums, GROUP * 32, 128)
+            amx.store(3, sums, GROUP * 32 + 16, 128)
+        if hi > lo:
+            _amx_requant(hi - 1, pairs, groups, per_image, row_step, geometry,
+                         sums_tiles[(hi - 1) % 2], shift, mult, bias, scalars, out)
         amx.release()
+
+    @njit(inline="always")
+    def _amx_requant(u, pairs, groups, per_image, row_step, geometry, sums, shift, mult, bias,
+                     scalars, out):
+        """Unit u's output pixels from its (32 windows, 32 channels) sums."""
+        oh, ow = geometry[0], geometry[1]
+        half, g0 = u // pairs, 2 * (u % pairs)
+        o0, o1 = half * 32, min(half * 32 + 32, out.shape[1])
+        z, m, b = shift[o0:o1], mult[o0:o1], bias[o0:o1]
+        flat = out.reshape(-1)
+        for i in range(2 if g0 + 1 < groups else 1):
+            g = g0 + i
+            for r in range(GROUP):  # the windows that are output pixels
+                y, xo = divmod(g % per_image * GROUP + r, row_step)
+                if y < oh and xo < ow:
+                    row, p = 32 * (GROUP * i + r), (g // per_image * oh + y) * ow + xo
+                    if o1 - o0 == 32:
+                        for j in range(0, 32, 16):
+                            simd.requantize(sums, row + j, shift, mult, bias, o0 + j, scalars,
+                                            flat, p * out.shape[1] + o0 + j)
+                    else:
+                        _requant(sums[row:row + o1 - o0], z, m, b, scalars, out[p, o0:o1])
     # --8<-- [end:amx_units]
 
     @njit(inline="always")
@@ -262,31 +292,65 @@ with keyed_by_every_kernel_source():
         the addresses of the output, the input, the plan's words and its four float32
         scalars, then the output's pixels."""
         (x_size, wp, wp_size, taps, n_taps, steps, chunk, channels, oh, ow, hp, wpad, sh, sw,
-         sums, mult, bias, n_out, zx) = spin.array_at(ints[2], LAYER, np.int64)
+         shift, mult, bias, n_out) = spin.array_at(ints[2], LAYER, np.int64)
         f = spin.array_at(ints[3], 4, np.float32)
         return (spin.array_at(ints[1], x_size, np.uint8), spin.array_at(wp, wp_size, np.int8),
                 spin.array_at(taps, n_taps, np.int64), steps, chunk, channels,
-                (oh, ow, hp, wpad, sh, sw), spin.array_at(sums, n_out, np.int32), zx,
+                (oh, ow, hp, wpad, sh, sw), spin.array_at(shift, n_out, np.int32),
                 spin.array_at(mult, n_out, np.float32), spin.array_at(bias, n_out, np.float32),
                 (f[0], f[1], f[2], f[3]), spin.array_at(ints[0], (ints[4], n_out), np.uint8))
 
     @njit(cache=True, nogil=True)
-    def pad_channels_last(x, zp, ph, pw, out):
-        """out[n, ph + y, pw + x, c] = x[n, c, y, x]; the border holds ``zp`` (the real 0),
-        the channels past C hold 0 (their weights are 0). ``x`` may have any strides."""
-        batch, channels, height, width = x.shape
+    def address(array):
+        """Where ``array``'s data starts (NumPy's ``array.ctypes.data``, sooner)."""
+        return array.ctypes.data
+
+    @njit(cache=True, nogil=True)
+    def pad_rows(x, zp, ph, pw, out):
+        """``pad_channels_last`` for a channels-last ``x`` (N, H, W, C) of as many channels
+        as ``out`` (N, HP, WP, C): whole rows copied, everything else ``zp``."""
+        batch, height, width, channels = x.shape
         for n in range(batch):
             for y in range(out.shape[1]):
+                row = out[n, y].reshape(-1)
                 iy = y - ph
-                for xo in range(out.shape[2]):
-                    ix = xo - pw
-                    dst = out[n, y, xo]
-                    if iy < 0 or iy >= height or ix < 0 or ix >= width:
-                        dst[:channels] = zp
-                    else:
-                        for c in range(channels):
-                            dst[c] = x[n, c, iy, ix]
-                    dst[channels:] = 0
+                if iy < 0 or iy >= height:
+                    row[:] = zp
+                else:
+                    row[:pw * channels] = zp
+                    row[pw * channels:(pw + width) * channels] = x[n, iy].reshape(-1)
+                    row[(pw + width) * channels:] = zp
+
+    @njit(cache=True, nogil=True)
+    def pad_channels_last(x, zp, ph, pw, out):
+        """out[n, ph + y, pw + x, c] = x[n, c, y, x] for ``x`` of any strides (NCHW-shaped);
+        everything else ``zp`` (the real 0; the channels past C have weights 0)."""
+        batch, channels, height, width = x.shape
+        out[:] = zp
+        for n in range(batch):
+            for c in range(channels):
+                for y in range(height):
+                    src, dst = x[n, c, y], out[n, ph + y, pw:pw + width, c]
+                    for i in range(width):
+                        dst[i] = src[i]
+
+    @njit(cache=True, nogil=True)
+    def space_to_depth(x, zp, ph, pw, out):
+        """out[n, y, x, 8a + 4b + c] = x[n, c, 2y + a - ph, 2x + b - pw] for ``x`` of any
+        strides and at most 4 channels, ``zp`` outside ``x``: a stride-2 window of
+        ``x`` is then a stride-1 window of ``out``, whose rows of taps are 64 bytes
+        (16 channels, 4 pixels) where ``x``'s were 28 (7 pixels of 4 channels)."""
+        batch, channels, height, width = x.shape
+        out[:] = zp
+        for n in range(batch):
+            for c in range(channels):
+                for y in range(height):
+                    a, src = (y + ph) % 2, x[n, c, y]
+                    for b in range(2):
+                        first = (b - pw) % 2  # the first column x with (x + pw) % 2 == b
+                        dst = out[n, (y + ph) // 2, (first + pw) // 2:, 8 * a + 4 * b + c]
+                        for i in range((width - first + 1) // 2):
+                            dst[i] = src[first + 2 * i]
 
     @njit(cache=True, nogil=True)
     def max_pool_channels_last(x, kh, kw, sh, sw, ph, pw, dh, dw, out):
@@ -321,27 +385,27 @@ def task(path: str) -> int:
 
             @cfunc(spin.TASK, cache=True)
             def kernel(ints, floats, lo, hi):
-                x, wp, taps, steps, chunk, channels, geometry, sums, zx, mult, bias, scalars, \
+                x, wp, taps, steps, chunk, channels, geometry, shift, mult, bias, scalars, \
                     out = _layer(ints)
-                _amx_units(lo, hi, x, wp, taps, steps, chunk, channels, geometry, sums, zx,
+                _amx_units(lo, hi, x, wp, taps, steps, chunk, channels, geometry, shift,
                            mult, bias, scalars, out)
 
         elif path == "vnni":
 
             @cfunc(spin.TASK, cache=True)
             def kernel(ints, floats, lo, hi):
-                x, wp, taps, steps, _, channels, geometry, sums, zx, mult, bias, scalars, out = \
+                x, wp, taps, steps, _, channels, geometry, shift, mult, bias, scalars, out = \
                     _layer(ints)
-                _vector_units(True, lo, hi, x, wp, taps, steps, channels, geometry, sums, zx,
+                _vector_units(True, lo, hi, x, wp, taps, steps, channels, geometry, shift,
                               mult, bias, scalars, out)
 
         else:
 
             @cfunc(spin.TASK, cache=True)
             def kernel(ints, floats, lo, hi):
-                x, wp, taps, steps, _, channels, geometry, sums, zx, mult, bias, scalars, out = \
+                x, wp, taps, steps, _, channels, geometry, shift, mult, bias, scalars, out = \
                     _layer(ints)
-                _vector_units(False, lo, hi, x, wp, taps, steps, channels, geometry, sums, zx,
+                _vector_units(False, lo, hi, x, wp, taps, steps, channels, geometry, shift,
                               mult, bias, scalars, out)
 
     return kernel.address
@@ -377,7 +441,7 @@ class _Plan(NamedTuple):
     task: int  # the kernel's address (``task``)
     units: int
     work: float  # element-copies, for ``threads.spread``
-    copy: bool  # whether the input is copied (padded, channels last, with room)
+    copy: int  # the input as it is (0), copied padded (PAD) or space to depth (S2D)
     size: int  # bytes of that copy
     words: np.ndarray  # the layer's description for the task (``_layer``)
     scalars: np.ndarray  # inv_out, zp_out, qmin, qmax as float32
@@ -386,8 +450,8 @@ class _Plan(NamedTuple):
 
 def _plan(packed: Packed, path: str, taps: np.ndarray, steps: int, geometry, pixels: int,
           copy: bool, size: int, zx: int, mult, bias, scalars) -> _Plan:
-    """The words ``_layer`` reads: the addresses of the weights, taps, sums, mult and bias,
-    the sizes, the geometry, and the input's zero point."""
+    """The words ``_layer`` reads: the sizes, the geometry, and the addresses of the
+    weights, the taps, the shift ``zx * sum(w)`` of each output channel, mult and bias."""
     n_out = packed.out_channels
     if path == "amx":
         groups = pixels // (geometry[0] * geometry[1]) * _groups(geometry)[1]
@@ -395,20 +459,35 @@ def _plan(packed: Packed, path: str, taps: np.ndarray, steps: int, geometry, pix
     else:
         units = -(-n_out // BLOCK) * -(-pixels // TILE)
     mult, bias = np.ascontiguousarray(mult, np.float32), np.ascontiguousarray(bias, np.float32)
-    words = np.array([size, packed.data.ctypes.data, packed.data.size, taps.ctypes.data,
-                      taps.size, steps, _chunk(4 * steps), packed.channels, *geometry,
-                      packed.sums.ctypes.data, mult.ctypes.data, bias.ctypes.data, n_out, zx],
-                     np.int64)
+    shift = (np.int64(zx) * packed.sums).astype(np.int32)
+    words = np.array([size, address(packed.data), packed.data.size, address(taps), taps.size,
+                      steps, _chunk(4 * steps), packed.channels, *geometry, address(shift),
+                      address(mult), address(bias), n_out], np.int64)
     work = pixels * n_out * taps.size * steps * 4 / INT8_MACS_PER_COPY
     return _Plan(task(path), units, work, copy, size, words,
-                 np.array(scalars, np.float32), (taps, mult, bias))
+                 np.array(scalars, np.float32), (taps, shift, mult, bias))
+
+
+def _s2d_weight(w: np.ndarray) -> np.ndarray:
+    """The weights of a stride-2 convolution as those of a stride-1 one on the input's
+    ``space_to_depth``: w2[o, 8a + 4b + c, i, j] = w[o, c, 2i + a, 2j + b]."""
+    o, c, kh, kw = w.shape
+    w2 = np.zeros((o, 2, 2, 4, -(-kh // 2), -(-kw // 2)), np.int8)
+    for a in range(2):
+        for b in range(2):
+            taps = w[:, :, a::2, b::2]
+            w2[:, a, b, :c, :taps.shape[2], :taps.shape[3]] = taps
+    return w2.reshape(o, 16, *w2.shape[4:])
 
 
 def _cached(packed: Packed, key: tuple, make) -> _Plan:
     plan = packed.plans.get(key)
     if plan is None:
         if len(packed.plans) >= 16:  # inputs of many shapes: keep the last few
+            s2d = packed.plans.get("s2d")
             packed.plans.clear()
+            if s2d is not None:
+                packed.plans["s2d"] = s2d
         plan = packed.plans[key] = make()
     return plan
 
@@ -423,12 +502,18 @@ def conv2d(x: np.ndarray, zx: int, packed: Packed, stride, padding, dilation,
     plan = _cached(packed, key, lambda: _conv_plan(x, zx, packed, stride, padding, dilation,
                                                    oh, ow, mult, bias, inv_out, zp_out, qmin,
                                                    qmax))
-    n, cp = x.shape[0], packed.channels
+    n = x.shape[0]
     if plan.copy:
-        (ph, pw), (hp, wpad) = padding, plan.words[10:12]
+        (ph, pw), (hp, wpad, cp) = padding, plan.words[[10, 11, 7]]
         flat = _aligned(plan.size, np.uint8)
-        pad_channels_last(x, np.uint8(zx), ph, pw, flat[:n * hp * wpad * cp].reshape(
-            n, hp, wpad, cp))
+        padded = flat[:n * hp * wpad * cp].reshape(n, hp, wpad, cp)
+        nhwc = _channels_last(x)
+        if plan.copy == S2D:
+            space_to_depth(x, np.uint8(zx), ph, pw, padded)
+        elif nhwc is not None and x.shape[1] == cp:
+            pad_rows(nhwc, np.uint8(zx), ph, pw, padded)
+        else:
+            pad_channels_last(x, np.uint8(zx), ph, pw, padded)
     else:
         flat = x.transpose(0, 2, 3, 1).reshape(-1)
     out = _aligned(n * oh * ow * packed.out_channels, np.uint8).reshape(n * oh * ow, -1)
@@ -440,8 +525,17 @@ def _conv_plan(x, zx, packed: Packed, stride, padding, dilation, oh, ow, mult, b
                inv_out, zp_out, qmin, qmax) -> _Plan:
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
     n, c, h, w = x.shape
-    cp = packed.channels
     hp, wpad = h + 2 * ph, w + 2 * pw
+    if (sh, sw, dh, dw) == (2, 2, 1, 1) and packed.channels == 4 and packed.kw > 1:
+        # A few channels, stride 2 (a network's first layer): space to depth
+        kh, kw = -(-packed.kh // 2), -(-packed.kw // 2)
+        hp, wpad = max(-(-hp // 2), oh + kh - 1), max(-(-wpad // 2), ow + kw - 1)
+        if "s2d" not in packed.plans:
+            packed.plans["s2d"] = pack(_s2d_weight(packed.weight))
+        packed, (sh, sw), copy = packed.plans["s2d"], (1, 1), S2D
+    else:
+        copy = PAD if (_channels_last(x) is None or ph or pw or c != packed.channels) else 0
+    cp = packed.channels
     path = _kernel_for((oh, ow, hp, wpad + -wpad % sw, sh, sw))
     if path == "amx":  # AMX's windows are sw pixels apart: rows of a multiple of sw
         wpad += -wpad % sw
@@ -458,8 +552,8 @@ def _conv_plan(x, zx, packed: Packed, stride, padding, dilation, oh, ow, mult, b
         _, per_image, image_step = _groups(geometry)
         end = ((n - 1) * image_step + per_image * GROUP - 1) * sw * cp + taps[-1] + 4 * steps
         room = max(size, int(end))
-    copy = (_channels_last(x) is None or bool(ph or pw) or room > size or c != cp
-            or wpad != w)
+    if copy == 0 and (room > size or wpad != w):
+        copy = PAD
     return _plan(packed, path, taps, steps, geometry, n * oh * ow, copy, room, zx, mult,
                  bias, (inv_out, zp_out, qmin, qmax))
 
