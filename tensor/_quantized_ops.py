@@ -168,26 +168,17 @@ def _requant_args(scale: float, zero_point: int, x: QTensor, weight: QTensor, bi
     Made once for each input scale, output scale and bias, and kept on the weight (the
     same arrays each call: the fast layer keys its plans by them).
     """
-    cache = weight.__dict__.setdefault("_requant_args", {})
-    key = (x._scale, scale, id(bias))
-    found = cache.get(key)
-    if found is not None and found[0] is bias:
-        return found[1]
-    if len(cache) >= 8:
-        cache.clear()
-    args = _make_requant_args(scale, x, weight, bias)
-    cache[key] = (bias, args)
-    return args
-
-
-def _make_requant_args(scale: float, x: QTensor, weight: QTensor, bias):
-    rows = weight._array.shape[0]
-    w_scales = np.broadcast_to(np.asarray(weight._scale, dtype=np.float32), (rows,))
-    mult = (np.float32(x._scale) * w_scales).astype(np.float32)
-    n = mult.shape[0]
-    b = np.zeros(n, np.float32) if bias is None else np.asarray(bias, np.float32).reshape(n)
-    inv_out = np.float32(1.0) / np.float32(scale)
-    return mult, np.ascontiguousarray(b), inv_out
+    cache, key = weight.__dict__.setdefault("_requant_args", {}), (x._scale, scale, id(bias))
+    if cache.get(key, (None,))[0] is not bias or key not in cache:
+        if len(cache) >= 8:  # (inputs of ever new scales: keep the last few)
+            cache.clear()
+        rows = weight._array.shape[0]
+        w_scales = np.broadcast_to(np.asarray(weight._scale, dtype=np.float32), (rows,))
+        mult = (np.float32(x._scale) * w_scales).astype(np.float32)
+        b = np.zeros(rows, np.float32) if bias is None else np.asarray(bias, np.float32)
+        cache[key] = (bias, (mult, np.ascontiguousarray(b.reshape(rows)),
+                             np.float32(1.0) / np.float32(scale)))
+    return cache[key][1]
 
 
 def _range(relu: bool, zero_point: int) -> tuple[int, int]:
@@ -312,7 +303,8 @@ def qadd(a: QTensor, b: QTensor, scale: Any, zero_point: Any, relu: bool = False
         order = tuple(range(a._array.ndim))
         x, y = np.ascontiguousarray(a._array), np.ascontiguousarray(b._array)
     out = np.empty(x.shape, dtype=np.uint8)
-    qk.add_requant(
+    fast = fast_int8()
+    (qk if fast is None else fast).add_requant(
         x.reshape(-1), a._zero_point, np.float32(a._scale),
         y.reshape(-1), b._zero_point, np.float32(b._scale),
         np.float32(1.0) / np.float32(scale), zero_point, relu, out.reshape(-1),

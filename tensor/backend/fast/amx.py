@@ -65,16 +65,15 @@ def _tiles(*numbers) -> list | None:
 
 
 def _address(context, builder, array_type, array, index):
-    data = context.make_array(array_type)(context, builder, array).data
-    return builder.gep(data, [index])
+    return builder.gep(context.make_array(array_type)(context, builder, array).data, [index])
 
 
 @intrinsic
 def configure(typingctx, config):
     """Load the tile configuration, a 64-byte uint8 array (``ldtilecfg``)."""
     def codegen(context, builder, sig, args):
-        _call(builder, "llvm.x86.ldtilecfg", [_address(context, builder, sig.args[0], args[0],
-                                                       ir.Constant(_I64, 0))])
+        address = _address(context, builder, sig.args[0], args[0], ir.Constant(_I64, 0))
+        _call(builder, "llvm.x86.ldtilecfg", [address])
         return context.get_dummy_value()
     return types.void(config), codegen
 
@@ -91,52 +90,39 @@ def release(typingctx):
 @intrinsic
 def zero(typingctx, tile):
     """Tile ``tile`` := 0 (``tilezero``)."""
-    numbers = _tiles(tile)
-    if numbers is None:
-        return None
-
-    def codegen(context, builder, sig, args):
-        _call(builder, "llvm.x86.tilezero", numbers)
-        return context.get_dummy_value()
-    return types.void(tile), codegen
-
-
-@intrinsic
-def load(typingctx, tile, array, index, stride):
-    """Tile ``tile``'s rows from ``array[index]`` on, ``stride`` bytes apart (``tileloadd``)."""
-    numbers = _tiles(tile)
-    if numbers is None:
-        return None
-
-    def codegen(context, builder, sig, args):
-        address = _address(context, builder, sig.args[1], args[1], args[2])
-        _call(builder, "llvm.x86.tileloadd64", [*numbers, address, args[3]])
-        return context.get_dummy_value()
-    return types.void(tile, array, index, stride), codegen
-
-
-@intrinsic
-def store(typingctx, tile, array, index, stride):
-    """Tile ``tile``'s rows to ``array[index]`` on, ``stride`` bytes apart (``tilestored``)."""
-    numbers = _tiles(tile)
-    if numbers is None:
-        return None
-
-    def codegen(context, builder, sig, args):
-        address = _address(context, builder, sig.args[1], args[1], args[2])
-        _call(builder, "llvm.x86.tilestored64", [*numbers, address, args[3]])
-        return context.get_dummy_value()
-    return types.void(tile, array, index, stride), codegen
+    return _instruction("llvm.x86.tilezero", (tile,), ())
 
 
 @intrinsic
 def dpbusd(typingctx, c, a, b):
     """Tile c += tile a (uint8) times tile b (int8, four bytes per column), in int32."""
-    numbers = _tiles(c, a, b)
+    return _instruction("llvm.x86.tdpbusd", (c, a, b), ())
+
+
+@intrinsic
+def load(typingctx, tile, array, index, stride):
+    """Tile ``tile``'s rows from ``array[index]`` on, ``stride`` bytes apart (``tileloadd``)."""
+    return _instruction("llvm.x86.tileloadd64", (tile,), (array, index, stride))
+
+
+@intrinsic
+def store(typingctx, tile, array, index, stride):
+    """Tile ``tile``'s rows to ``array[index]`` on, ``stride`` bytes apart (``tilestored``)."""
+    return _instruction("llvm.x86.tilestored64", (tile,), (array, index, stride))
+
+
+def _instruction(name: str, tiles: tuple, memory: tuple):
+    """The signature and code of a call to ``name`` on constant tile numbers, then, if
+    ``memory`` is (array, index, stride), on the address of ``array[index]`` and the
+    stride."""
+    numbers = _tiles(*tiles)
     if numbers is None:
         return None
 
     def codegen(context, builder, sig, args):
-        _call(builder, "llvm.x86.tdpbusd", numbers)
+        rest = args[len(tiles):]
+        if memory:
+            rest = [_address(context, builder, sig.args[len(tiles)], rest[0], rest[1]), rest[2]]
+        _call(builder, name, [*numbers, *rest])
         return context.get_dummy_value()
-    return types.void(c, a, b), codegen
+    return types.void(*tiles, *memory), codegen
