@@ -99,8 +99,8 @@ def pack(weight: np.ndarray) -> Packed:
 
 def _aligned(size: int, allocate=empty) -> np.ndarray:
     """``size`` bytes (uint8) from a multiple of 64 on: a load of 64 bytes (a vector, or
-    a tile's row) then touches one cache line, not two. AMX tile loads ran four
-    times slower from misaligned rows."""
+    a tile's row) then touches one cache line, not two (AMX's tile loads from
+    misaligned rows measured much slower)."""
     block = allocate((size + 64,), np.dtype(np.uint8))
     start = -address(block) % 64
     return block[start:start + size]

@@ -10,10 +10,11 @@ in float32, the order torch's x86 kernels use (checked against them). The
 weights are symmetric (zero point 0), so only the activations need shifting,
 and that shift is done once, when the activations are copied into columns.
 
-numba has no VNNI intrinsics; the loop is written so that LLVM vectorises it
-anyway: for each of four output rows at once, ``acc[:] += w * cols[k, :]`` over
-a contiguous row of int16 columns, widened to int32 (AVX2 does 8 lanes of
-``vpmulld``/``vpaddd``). Four rows share each load of a column row.
+The loop is written so that LLVM vectorises it: for each of four output rows
+at once, ``acc[:] += w * cols[k, :]`` over a contiguous row of int16 columns,
+widened to int32. Four rows share each load of a column row. The int8
+multiply-add instructions (``vpdpbusd``, AMX's ``tdpbusd``) are the fast
+layer's (``tensor/backend/fast/qgemm.py``): the same integers, sooner.
 
 The pools and the elementwise add work directly on the integers.
 """
