@@ -56,14 +56,6 @@ def _call(builder, name, values) -> None:
     builder.call(fn, values)
 
 
-def _tiles(*numbers) -> list | None:
-    """The constants' values, or None while numba types them as plain integers (it then
-    asks again with their literal types)."""
-    if not all(isinstance(t, types.IntegerLiteral) for t in numbers):
-        return None
-    return [ir.Constant(_I8, t.literal_value) for t in numbers]
-
-
 def _address(context, builder, array_type, array, index):
     return builder.gep(context.make_array(array_type)(context, builder, array).data, [index])
 
@@ -115,9 +107,9 @@ def _instruction(name: str, tiles: tuple, memory: tuple):
     """The signature and code of a call to ``name`` on constant tile numbers, then, if
     ``memory`` is (array, index, stride), on the address of ``array[index]`` and the
     stride."""
-    numbers = _tiles(*tiles)
-    if numbers is None:
-        return None
+    if not all(isinstance(t, types.IntegerLiteral) for t in tiles):
+        return None  # numba then asks again with the constants' literal types
+    numbers = [ir.Constant(_I8, t.literal_value) for t in tiles]
 
     def codegen(context, builder, sig, args):
         rest = args[len(tiles):]

@@ -112,6 +112,16 @@ def _quantize(builder, q, scalars, at):
 
 
 @intrinsic
+def fetch_add(typingctx, counter, value):
+    """``counter[0] += value`` atomically (int64): the value before. Threads that share a
+    counter each get a different range of work from it."""
+    def codegen(context, builder, sig, args):
+        address = _address(context, builder, sig.args[0], args[0], ir.Constant(ir.IntType(64), 0))
+        return builder.atomic_rmw("add", address, args[1], "monotonic")
+    return types.int64(counter, value), codegen
+
+
+@intrinsic
 def zeros(typingctx):
     """Sixteen int32 zeros."""
     def codegen(context, builder, sig, args):

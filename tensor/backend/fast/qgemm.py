@@ -51,7 +51,7 @@ BLOCK = 64  # output channels per packed block: four vectors of 16 lanes
 TILE = 6  # pixels per vector tile: 6 x 4 accumulators, 24 of AVX-512's 32 registers
 GROUP = 16  # windows per AMX tile: its 16 rows
 PAD, S2D = 1, 2  # how a layer's input is copied (``_Plan.copy``)
-LAYER = 18  # int64 words that describe a layer to its task (``_plan``)
+LAYER = 21  # int64 words that describe a layer to its task (``_plan``)
 _AVAILABLE = {"amx": amx.AMX, "vnni": simd.VNNI, "portable": True}
 
 
@@ -120,7 +120,7 @@ with keyed_by_every_kernel_source():
         the addresses of the output, the input, the plan's words and its four float32
         scalars, then the output's pixels."""
         (x_size, wp, wp_size, taps, n_taps, steps, chunk, channels, oh, ow, hp, wpad, sh, sw,
-         shift, mult, bias, n_out) = spin.array_at(ints[2], LAYER, np.int64)
+         shift, mult, bias, n_out) = spin.array_at(ints[2], LAYER, np.int64)[:18]
         f = spin.array_at(ints[3], 4, np.float32)
         return (spin.array_at(ints[1], x_size, np.uint8), spin.array_at(wp, wp_size, np.int8),
                 spin.array_at(taps, n_taps, np.int64), steps, chunk, channels,
@@ -150,13 +150,6 @@ with keyed_by_every_kernel_source():
         return (simd.dot(vnni, a0, b, w0), simd.dot(vnni, a1, b, w1),
                 simd.dot(vnni, a2, b, w2), simd.dot(vnni, a3, b, w3))
 
-    @njit(inline="always")
-    def _store4(acc, i, v0, v1, v2, v3):
-        simd.store(acc, i, v0)
-        simd.store(acc, i + 16, v1)
-        simd.store(acc, i + 32, v2)
-        simd.store(acc, i + 48, v3)
-
     # --8<-- [start:vector_tile]
     @njit(inline="always")
     def _vector_tile(vnni, wp, wi, x, p0, p1, p2, p3, p4, p5, taps, steps, acc):
@@ -179,12 +172,11 @@ with keyed_by_every_kernel_source():
                 a30, a31, a32, a33 = _pixel(vnni, x, q3 + c, a30, a31, a32, a33, w0, w1, w2, w3)
                 a40, a41, a42, a43 = _pixel(vnni, x, q4 + c, a40, a41, a42, a43, w0, w1, w2, w3)
                 a50, a51, a52, a53 = _pixel(vnni, x, q5 + c, a50, a51, a52, a53, w0, w1, w2, w3)
-        _store4(acc, 0, a00, a01, a02, a03)
-        _store4(acc, 64, a10, a11, a12, a13)
-        _store4(acc, 128, a20, a21, a22, a23)
-        _store4(acc, 192, a30, a31, a32, a33)
-        _store4(acc, 256, a40, a41, a42, a43)
-        _store4(acc, 320, a50, a51, a52, a53)
+        for r, sums in enumerate(((a00, a01, a02, a03), (a10, a11, a12, a13),
+                                  (a20, a21, a22, a23), (a30, a31, a32, a33),
+                                  (a40, a41, a42, a43), (a50, a51, a52, a53))):
+            for j in range(4):
+                simd.store(acc, 64 * r + 16 * j, sums[j])
     # --8<-- [end:vector_tile]
 
     @njit(inline="always")
@@ -344,10 +336,16 @@ def kernel(path: str):
 
         @cfunc(spin.TASK, cache=True)
         def task(ints, floats, lo, hi):
-            if use_amx:
-                _amx_units(lo, hi, _layer(ints))
-            else:
-                _vector_units(vnni, lo, hi, _layer(ints))
+            # Units ``grab`` at a time, from a counter the threads share, whatever range
+            # ``spread`` gave: a thread the scheduler holds back delays only its last grab.
+            units, grab, counter = spin.array_at(ints[2], LAYER, np.int64)[18:]
+            start = simd.fetch_add(spin.array_at(counter, 1, np.int64), grab)
+            while start < units:
+                if use_amx:
+                    _amx_units(start, min(start + grab, units), _layer(ints))
+                else:
+                    _vector_units(vnni, start, min(start + grab, units), _layer(ints))
+                start = simd.fetch_add(spin.array_at(counter, 1, np.int64), grab)
 
     return task
 
@@ -375,6 +373,7 @@ class _Plan(NamedTuple):
     units: int
     work: float  # element-copies, for ``threads.spread``
     copy: int  # the input as it is (0), copied padded (PAD) or space to depth (S2D)
+    counter: np.ndarray  # the next unit to run (``kernel``), 0 before each call
     size: int  # bytes of the input the kernel may read
     words: np.ndarray  # the layer's description for the task (``_layer``)
     scalars: np.ndarray  # inv_out, zp_out, qmin, qmax as float32
@@ -395,21 +394,20 @@ def _plan(packed: Packed, path: str, taps: np.ndarray, steps: int, geometry, pix
     shift = (np.int64(zx) * packed.sums).astype(np.int32)
     # An AMX step takes the largest multiple of 4 up to 64 bytes that divides a row of taps.
     chunk = next(k for k in range(64, 0, -4) if 4 * steps % k == 0)
+    counter = np.zeros(8, np.int64)  # (a cache line of its own)
     words = np.array([size, address(packed.data), packed.data.size, address(taps), taps.size,
                       steps, chunk, packed.channels, *geometry, address(shift), address(mult),
-                      address(bias), n_out], np.int64)
+                      address(bias), n_out, units, max(1, units // 16), address(counter)],
+                     np.int64)
     work = pixels * n_out * taps.size * steps * 4 / INT8_MACS_PER_COPY
-    return _Plan(kernel(path).address, units, work, copy, size, words,
+    return _Plan(kernel(path).address, units, work, copy, counter, size, words,
                  np.array(scalars, np.float32), (taps, shift, mult, bias))
 
 
 def _cached(packed: Packed, key: tuple, make) -> _Plan:
-    plan = packed.plans.get(key)
-    if plan is None:
-        if len(packed.plans) >= 16:  # inputs of many shapes: keep the last few
-            packed.plans.clear()
-        plan = packed.plans[key] = make()
-    return plan
+    if key not in packed.plans and len(packed.plans) >= 16:  # many shapes: keep a few
+        packed.plans.clear()
+    return packed.plans[key] if key in packed.plans else packed.plans.setdefault(key, make())
 
 
 def conv2d(x: np.ndarray, zx: int, packed: Packed, stride, padding, dilation,
@@ -436,6 +434,7 @@ def conv2d(x: np.ndarray, zx: int, packed: Packed, stride, padding, dilation,
     else:
         flat = x.transpose(0, 2, 3, 1).reshape(-1)
     out = _aligned(n * oh * ow * packed.out_channels).reshape(n * oh * ow, -1)
+    plan.counter[0] = 0
     spread(plan.task, plan.units, plan.work, out, flat, plan.words, plan.scalars, k0=out.shape[0])
     return out.reshape(n, oh, ow, -1).transpose(0, 3, 1, 2)
 
@@ -508,6 +507,7 @@ def linear(rows: np.ndarray, zx: int, packed: Packed, mult, bias, inv_out, zp_ou
         packed, path, np.zeros(1, np.int64), packed.channels // 4, (1, m, 1, m, 1, 1), m, 0,
         rows.size, zx, mult, bias, (inv_out, zp_out, qmin, qmax)))
     out = empty((m, packed.out_channels), np.dtype(np.uint8))
+    plan.counter[0] = 0
     spread(plan.task, plan.units, plan.work, out, rows.reshape(-1), plan.words, plan.scalars,
            k0=m)
     return out
