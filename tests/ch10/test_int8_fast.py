@@ -31,6 +31,7 @@ from tests.ch07.ch07_models import twins
 from tests.ch10.qhelpers import ints, twin_quantized, twin_weight
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.fast_layer  # the fast layer's own kernels
 
 
 @pytest.fixture(params=["amx", "vnni", "portable"])
