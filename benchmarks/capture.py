@@ -25,17 +25,23 @@ same work.
 (``tests.models.resnet50(tensor.nn)``, batch 1, eval) traced by
 ``symbolic_trace`` and by ``make_fx`` in both tracing modes (``"real"`` runs
 the model, ``"fake"`` computes shapes only), each with its ratio to
-``symbolic_trace`` (the target for ``make_fx``, fake, is 1.5). The anchor is
-torch's own pair on torchvision's resnet50: ``torch.fx.symbolic_trace`` and
-``torch.fx.experimental.proxy_tensor.make_fx`` (real and fake), each with its
-ratio to torch's ``symbolic_trace``. torch's graph is ATen ops, ours the
-``tensor.ops`` primitives; the two are matched op for op in
-tests/ch12/test_aten_table.py.
+``symbolic_trace`` (the target for ``make_fx``, fake, is 1.5). make_fx's
+GraphModule compiles its code on first use, as torch's ``_LazyGraphModule``
+does; a row forces it (``then .code``). The anchor is torch's own pair on
+torchvision's resnet50: ``torch.fx.symbolic_trace`` and
+``torch.fx.experimental.proxy_tensor.make_fx`` (real and fake, and fake with
+torch's lazy GraphModule switched on), each with its ratio to torch's
+``symbolic_trace``. Each library runs in processes of its own, in turns
+(``--rounds``), so that a busy moment of the shared machine hits both; the
+table gives medians over all calls, and is written to
+lessons/_generated/capture_make_fx.md, which chapter 12 includes. torch's
+graph is ATen ops, ours the ``tensor.ops`` primitives; the two are matched
+op for op in tests/ch12/test_aten_table.py.
 
     .venv/bin/python benchmarks/capture.py                   # all parts
     .venv/bin/python benchmarks/capture.py --part per-node --sizes 1000,10000,100000
     .venv/bin/python benchmarks/capture.py --part torch --torch-sizes 1000,10000 --repeat 5
-    .venv/bin/python benchmarks/capture.py --part make_fx --repeat 9
+    .venv/bin/python benchmarks/capture.py --part make_fx --rounds 4 --repeat 9
 """
 
 from __future__ import annotations
@@ -43,14 +49,20 @@ from __future__ import annotations
 import argparse
 import copy
 import gc
+import json
+import os
+import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+MAKE_FX_TABLE = ROOT / "lessons" / "_generated" / "capture_make_fx.md"
+sys.path.insert(0, str(ROOT))
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
 
 import minifx  # noqa: E402
@@ -177,25 +189,44 @@ def side_by_side(sizes: list[int], repeat: int) -> None:
           "ratio = minifx / torch.fx, below 1.0 is faster)")
 
 
-# -- part 3: make_fx, ours and torch's ---------------------------------------
+# -- part 3: make_fx, ours and torch's, each in a process of its own -----------
+SIDES = ("minifx", "torch")
+
+
 def make_fx_steps() -> Steps:
-    """symbolic_trace and make_fx (fake, real) of the shared ResNet-50 in ``tensor``."""
+    """symbolic_trace and make_fx (fake, real) of the shared ResNet-50 in ``tensor``.
+
+    make_fx's GraphModule writes and compiles its code when first used
+    (``_LazyGraphModule``); ``then .code`` forces that, so the row shows the
+    capture with the code that symbolic_trace's GraphModule makes at once.
+    """
     from minifx.experimental.proxy_tensor import make_fx
     from tests.models import resnet50
 
     model = resnet50(tensor.nn).eval()
     x = tensor.randn(1, 3, 224, 224)
+    fake, real = make_fx(model, tracing_mode="fake")(x), make_fx(model, tracing_mode="real")(x)
+    if str(fake.graph) != str(real.graph):
+        raise SystemExit("make_fx gives one graph in fake mode and another in real mode")
+    tensor.testing.assert_close(real(x), model(x))  # the graph computes the model
     return {
         "symbolic_trace": lambda: minifx.symbolic_trace(model),
         "make_fx, fake": lambda: make_fx(model, tracing_mode="fake")(x),
+        "make_fx, fake, then .code": lambda: make_fx(model, tracing_mode="fake")(x).code,
         "make_fx, real": lambda: make_fx(model, tracing_mode="real")(x),
     }
 
 
 def torch_make_fx_steps() -> Steps:
-    """The anchor: torch.fx.symbolic_trace and torch's make_fx of torchvision's resnet50."""
+    """The anchor: torch.fx.symbolic_trace and torch's make_fx of torchvision's resnet50.
+
+    torch's make_fx makes an eager GraphModule unless ``_use_lazy_graph_module``
+    is on (as in torch.compile's pipeline): the ``lazy`` row is that, like for like
+    with ours.
+    """
     import torch
     import torch.fx
+    from torch.fx._lazy_graph_module import _use_lazy_graph_module
     from torch.fx.experimental.proxy_tensor import make_fx
 
     from minifx.frameworks.published import make_torchvision_importable
@@ -205,24 +236,70 @@ def torch_make_fx_steps() -> Steps:
 
     model = torchvision.models.resnet50().eval()
     x = torch.randn(1, 3, 224, 224)
+
+    def lazy_fake():
+        with _use_lazy_graph_module(True):
+            return make_fx(model, tracing_mode="fake", _allow_non_fake_inputs=True)(x)
+
     return {
         "symbolic_trace": lambda: torch.fx.symbolic_trace(model),
         # The parameters stay real, as in ours: torch must be told to accept them.
         "make_fx, fake": lambda: make_fx(model, tracing_mode="fake",
                                          _allow_non_fake_inputs=True)(x),
+        "make_fx, fake, lazy module": lazy_fake,
         "make_fx, real": lambda: make_fx(model, tracing_mode="real")(x),
     }
 
 
-def make_fx_table(repeat: int) -> None:
-    """Print each step's median and its ratio to symbolic_trace, for minifx and for torch."""
-    print(f"{'resnet50, batch 1':<22}{'step':<18}{'median':>11}{'/ symbolic_trace':>18}")
-    for who, steps in (("minifx", make_fx_steps), ("torch (torchvision)", torch_make_fx_steps)):
-        medians = {step: median_seconds(fn, repeat) for step, fn in steps().items()}
-        for step, t in medians.items():
-            ratio = t / medians["symbolic_trace"]
-            print(f"{who:<22}{step:<18}{t * 1e3:>9.2f}ms{ratio:>18.2f}")
-    print(f"(median of {repeat} runs, cyclic GC paused while timing; models in eval mode)")
+def make_fx_worker(side: str, repeat: int) -> None:
+    """One side's steps, ``repeat`` times each, in turns; print the times as JSON."""
+    steps = (make_fx_steps if side == "minifx" else torch_make_fx_steps)()
+    for fn in steps.values():  # warm up: imports, caches, numba's kernels
+        fn()
+    times: dict[str, list[float]] = {step: [] for step in steps}
+    for _ in range(repeat):
+        for step, fn in steps.items():
+            times[step].append(median_seconds(fn, 1))
+    print(json.dumps(times))
+
+
+def make_fx_rounds(rounds: int, repeat: int) -> dict[str, dict[str, list[float]]]:
+    """side -> step -> every timed call, from ``rounds`` processes per side run in turns."""
+    found: dict[str, dict[str, list[float]]] = {side: {} for side in SIDES}
+    for r in range(rounds):
+        for side in SIDES[r % 2:] + SIDES[:r % 2]:
+            done = subprocess.run(
+                [sys.executable, str(Path(__file__).resolve()), "--make-fx-worker", side,
+                 "--repeat", str(repeat)],
+                capture_output=True, text=True, cwd=ROOT,
+                env={**os.environ, "PYTHONPATH": str(ROOT)})
+            if done.returncode != 0:
+                raise SystemExit(f"the {side} process failed:\n{done.stderr[-3000:]}")
+            for step, times in json.loads(done.stdout.strip().splitlines()[-1]).items():
+                found[side].setdefault(step, []).extend(times)
+    return found
+
+
+def make_fx_table(rounds: int, repeat: int) -> None:
+    """Print, and write for chapter 12, each step's median and its ratio to symbolic_trace."""
+    load = os.getloadavg()[0]
+    found = make_fx_rounds(rounds, repeat)
+    lines = ["| library | ResNet-50, batch 1 | median (ms) | / symbolic_trace |",
+             "|---|---|---:|---:|"]
+    for side, steps in found.items():
+        who = "minifx" if side == "minifx" else "torch (torchvision's)"
+        base = statistics.median(steps["symbolic_trace"])
+        for step, times in steps.items():
+            t = statistics.median(times)
+            lines.append(f"| {who} | {step} | {t * 1e3:.2f} | {t / base:.2f} |")
+    lines += ["", f"Medians of {rounds * repeat} calls per step, from {rounds} processes per "
+              f"library run in turns, cyclic GC paused while timing; load average "
+              f"{load:.1f} on {os.cpu_count()} cores when the run began; Python "
+              f"{platform.python_version()}. Written by `benchmarks/capture.py --part make_fx`."]
+    text = "\n".join(lines) + "\n"
+    MAKE_FX_TABLE.parent.mkdir(parents=True, exist_ok=True)
+    MAKE_FX_TABLE.write_text(text)
+    print(text, end="")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -233,7 +310,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--torch-sizes", default="1000,10000",
                         help="chain lengths for the torch part (a ResNet-50 is always added)")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="processes per library for the make_fx part, run in turns")
+    parser.add_argument("--make-fx-worker", choices=SIDES, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.make_fx_worker:
+        make_fx_worker(args.make_fx_worker, args.repeat)
+        return
     if args.part in ("all", "per-node"):
         per_node([int(s) for s in args.sizes.split(",")], args.repeat)
     if args.part == "all":
@@ -243,7 +326,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.part == "all":
         print()
     if args.part in ("all", "make_fx"):
-        make_fx_table(args.repeat)
+        make_fx_table(args.rounds, args.repeat)
 
 
 if __name__ == "__main__":

@@ -200,7 +200,11 @@ class CodeWriter:
 
     def emit_call_function(self, node: Node) -> None:
         """Writes ``name = fn(args)``, ``name = x + y`` for an operator, ``x += y;  name = x``
-        for an in-place one and ``name = x.shape`` for ``getattr(x, "shape")``."""
+        for an in-place one and ``name = x.shape`` for ``getattr(x, "shape")``.
+
+        A node whose meta says ``is_wrapped`` (a call of a ``minifx.wrap``
+        function) also records the function's spelling in ``self.wrapped``, so
+        that ``finish`` writes ``wrap("name")`` above ``forward``."""
         lhs, args = self.lhs(node), node.args
         operator = operator_format(node.target)
         if operator is not None:
@@ -264,18 +268,40 @@ class CodeWriter:
     # --8<-- [start:emit]
     def emit_get_attr(self, node: Node) -> None:
         """Writes ``name = self.layer.weight`` (``getattr(self.layers, "0")`` for a
-        path atom that is no identifier)."""
+        path atom that is no identifier).
+
+        The left side is ``self.lhs(node)`` (with the node's type, if any); the
+        path is ``format_target`` of ``self.root`` (``self`` unless a node took
+        that name), the target, and the code's spelling of ``getattr``
+        (``self.getattr_name``). No line end: ``emit_frees`` writes it."""
         path = format_target(self.root, node.target, self.getattr_name)
         self.body.append(f"{self.lhs(node)} = {path}")
 
     def emit_call_module(self, node: Node) -> None:
-        """Writes ``name = self.layer1.conv(args)``."""
+        """Writes ``name = self.layer1.conv(args)``.
+
+        The left side is ``self.lhs(node)``; the module is spelled as
+        ``emit_get_attr`` spells a path (``format_target`` from
+        ``self.root``); the arguments are ``self.format_args`` of the node's
+        args and kwargs. No line end: ``emit_frees`` writes it."""
         lhs = self.lhs(node)
         module = format_target(self.root, node.target, self.getattr_name)
         self.body.append(f"{lhs} = {module}({self.format_args(node.args, node.kwargs)})")
 
     def finish(self) -> PythonCode:
-        """Indent the body under the ``def`` line, with any ``wrap(...)`` lines above it."""
+        """Indent the body under the ``def`` line, with any ``wrap(...)`` lines above it.
+
+        The body is ``self.placeholder_lines`` then ``self.body``, or
+        ``["pass\n"]`` when both are empty; the code generator's
+        ``_body_transformer`` (``graph.on_generate_code``), when set, gets that
+        list and returns the one used. Each name in ``self.wrapped`` gives a
+        line ``wrap("name")``, with ``wrap`` bound as a global through
+        ``add_global`` (hint ``"wrap"``). The source is a newline, the wrap
+        lines, two newlines, the ``def`` line (``gen_fn_def`` of
+        ``self.free_vars`` and ``self.return_annotation``), a newline, then
+        the body with leading newlines dropped and every line indented by
+        four spaces. The answer is ``PythonCode(source, self.globals)``.
+        """
         body = self.placeholder_lines + self.body or ["pass\n"]
         wrap_stmts = ""
         if self.wrapped:
@@ -350,15 +376,31 @@ class CodeWriter:
         # Anything else has no safe literal spelling: bind it as a global.
         return self.add_global(arg)
 
+    # --8<-- [start:spell_float]
     def spell_float(self, x: float) -> str:
-        """``1.5``, ``-inf``: inf and nan are globals of the code (custom builtins)."""
+        """``1.5``, ``-inf``: inf and nan are globals of the code (custom builtins).
+
+        The float's ``repr``; when that is ``inf`` or ``nan`` (a custom
+        builtin, after any ``-``), the name is spelled by ``spell_builtin``,
+        so a parameter called ``inf`` makes it ``-inf_1``, bound to the float
+        infinity, not to the parameter. The sign stays in front."""
         text = repr(x)
         bare = text.lstrip("-")
         return text if bare not in self.custom_builtins else text.replace(
             bare, self.spell_builtin(bare))
+    # --8<-- [end:spell_float]
 
+    # --8<-- [start:globals]
     def format_args(self, args: tuple, kwargs: dict) -> str:
-        """``x, 2, min = 0.0``: the inside of a call's parentheses."""
+        """``x, 2, min = 0.0``: the inside of a call's parentheses.
+
+        Each arg is ``self.spell``ed, in order, then each kwarg as ``key =
+        value`` (spaces around ``=``, as torch.fx writes them), in order.
+        Keys that are not plain identifiers (``is_plain_identifier``) cannot
+        be keywords: they go together, in their order, into one ``**{...}``
+        at the end, the dict spelled by ``self.spell``. The parts are joined
+        with ``", "``.
+        """
         parts = [self.spell(a) for a in args]
         if kwargs:
             plain = {k: v for k, v in kwargs.items() if is_plain_identifier(k)}
@@ -372,7 +414,25 @@ class CodeWriter:
         """An annotation as torch.fx spells it: classes, generics and even strings
         (``from __future__ import annotations``) become globals; the string
         ``'float'`` is bound under the name ``_float_``. ``node.type_repr`` is the
-        plain spelling ``str(graph)`` prints; this one binds what it names."""
+        plain spelling ``str(graph)`` prints; this one binds what it names.
+
+        In this order:
+
+        - a class that is not a generic alias: a builtin class by its
+          ``__qualname__`` (``int``), any other bound with ``add_global``;
+        - the empty tuple ``()``: ``"()"``;
+        - a ``X | Y`` union (``types.UnionType``): each member spelled, joined
+          with ``|`` and no spaces;
+        - a generic (it has ``__origin__``): its origin bound with
+          ``add_global`` under the hint ``type_repr(origin)``, where a
+          ``typing`` alias (``typing.List[int]``, a ``typing._GenericAlias``)
+          keeps typing's own origin (``_typing_origins``: ``List``, not
+          ``list``); without parameters that name alone, else
+          ``name[A,B]``, each parameter spelled, joined by ``,`` without
+          spaces;
+        - anything else (a string, ``typing.Any``): ``add_global(t,
+          type_repr(t))``.
+        """
         if isinstance(t, type) and not hasattr(t, "__origin__"):
             if t.__module__ == "builtins":
                 return t.__qualname__
@@ -393,7 +453,17 @@ class CodeWriter:
         return self.add_global(t, type_repr(t))
 
     def add_global(self, obj: Any, name_hint: str | None = None) -> str:
-        """Bind ``obj`` as a global of the code; return how the code spells it."""
+        """Bind ``obj`` as a global of the code; return how the code spells it.
+
+        The same object (by id) is spelled the same way every time it is
+        asked for, without naming it again. An object reachable from a
+        printed package (``_package_path``: ``tensor.sigmoid``) is spelled by
+        that path through ``spell_package``. Anything else gets a name from
+        ``self.namespace`` (hint: ``name_hint``, else ``_global_hint(obj)``)
+        and is put in ``self.globals`` under it; a name already bound to
+        another object is a RuntimeError: ``global <name> is already bound to
+        another object``.
+        """
         if id(obj) in self._spelled_as:  # asked once per node: answer before naming it
             return self._spelled_as[id(obj)]
         path = _package_path(obj)
@@ -410,7 +480,13 @@ class CodeWriter:
 
     def spell_package(self, path: str) -> str:
         """Bind the package of ``tensor.sigmoid`` as a global; under another name
-        (``tensor_1.sigmoid``) when a node or a placeholder is called ``tensor``."""
+        (``tensor_1.sigmoid``) when a node or a placeholder is called ``tensor``.
+
+        The package is the path's first dotted part; it is bound once (in
+        ``self.globals``, the module from ``sys.modules``) under its own name
+        unless that name is in ``self.taken``, then under a fresh name from
+        ``self.namespace``. The answer is that name, a dot, and the rest of
+        the path."""
         package, _, rest = path.partition(".")
         if package not in self._package_names:
             name = package if package not in self.taken else self.namespace.create_name(package)
@@ -420,7 +496,13 @@ class CodeWriter:
 
     def spell_builtin(self, name: str) -> str:
         """How the code spells a builtin it writes out (``getattr``, ``slice``,
-        ``Ellipsis``): its own name, or a bound alias when a parameter shadows it."""
+        ``Ellipsis``): its own name, or a bound alias when a parameter shadows it.
+
+        A name not in ``self.taken`` is spelled as itself. A taken one gets,
+        once, an alias from ``self.namespace`` (``getattr_1``), bound in
+        ``self.globals`` to the builtin: the custom builtin of that name
+        (``self.custom_builtins``: ``inf``, ``nan``...) if there is one, else
+        Python's own. Later calls give the same alias."""
         if name not in self.taken:
             return name
         if name not in self._builtin_names:
@@ -429,10 +511,19 @@ class CodeWriter:
             self._builtin_names[name] = alias = self.namespace.create_name(name)
             self.globals[alias] = value
         return self._builtin_names[name]
+    # --8<-- [end:globals]
 
 
+# --8<-- [start:names_in_use]
 def _names_in_use(graph: Graph) -> set[str]:
-    """Node names and placeholder parameter names; a node name must be a unique identifier."""
+    """Node names and placeholder parameter names; a node name must be a unique identifier.
+
+    The answer is the set of every node's name and, for each placeholder
+    whose target is a str, the target without its leading stars (``*args``
+    gives ``args``). A name met twice, or one that is not a plain
+    identifier (``is_plain_identifier``), is a ValueError: ``node '<name>'
+    (<op>): a node's name must be a unique Python identifier; ...``.
+    """
     node_names: set[str] = set()
     params: set[str] = set()
     for n in graph.nodes:
@@ -444,6 +535,7 @@ def _names_in_use(graph: Graph) -> set[str]:
         if n.op == "placeholder" and isinstance(n.target, str):
             params.add(n.target.lstrip("*"))
     return node_names | params
+# --8<-- [end:names_in_use]
 
 
 # The typing names that pre-PEP 585 generics print with (typing.List[int]).
@@ -459,8 +551,18 @@ def _global_hint(obj: Any) -> str:
         return snake_case(type(obj).__name__)
 
 
+# --8<-- [start:package_path]
 def _package_path(obj: Any) -> str | None:
-    """``tensor.sigmoid`` if ``obj`` is reachable by that path from a printed package."""
+    """``tensor.sigmoid`` if ``obj`` is reachable by that path from a printed package.
+
+    None, unless all of these hold: ``obj`` is callable and is not a class
+    of ``builtins``; it has a ``qualified_name`` (a RuntimeError or
+    AttributeError there means None); that name's first dotted part is one
+    of ``library_packages()`` and something follows it; every later part is
+    a plain identifier; and following the path from the package
+    (``node._resolve``) gives this very object (``is``). Then the answer is
+    the path.
+    """
     if not callable(obj) or isinstance(obj, type) and obj.__module__ == "builtins":
         return None
     try:
@@ -475,6 +577,7 @@ def _package_path(obj: Any) -> str | None:
     if node_mod._resolve(package, rest) is not obj:
         return None
     return path
+# --8<-- [end:package_path]
 
 
 def _package_repr(obj: Any) -> str | None:

@@ -114,10 +114,16 @@ def _forward_from_src(src: str, globals_: dict[str, Any], owner: Any = None,
 # --8<-- [end:exec_source]
 
 
-def _install(module: Any, field: str, value: Any) -> None:
+def _install(module: Any, field: str, value: Any, frameworks: dict | None = None) -> None:
     """``module.<field> = value``; a tensor that is not a parameter becomes a buffer,
-    as torch.fx does, so it is in ``state_dict()`` and ``get_buffer`` finds it."""
-    framework = framework_of(value)
+    as torch.fx does, so it is in ``state_dict()`` and ``get_buffer`` finds it.
+    ``frameworks`` (speed only) remembers the framework of each type of value."""
+    if frameworks is None:
+        framework = framework_of(value)
+    else:
+        framework = frameworks.get(type(value))
+        if framework is None:
+            framework = frameworks[type(value)] = framework_of(value)
     if framework.is_tensor(value) and not framework.is_parameter(value):
         module.register_buffer(field, value)
     else:
@@ -161,12 +167,14 @@ class GraphModule:
                     self._copy_attr(root, node, walked)
         # Shallow targets first ("foo" before "foo.bar"), as torch.fx does:
         # otherwise "foo.bar" lands in an empty stand-in that "foo" then replaces.
+        parents: dict[str, Any] = {}  # speed only: each parent path is walked once,
+        frameworks: dict[type, Any] = {}  # and each type's framework found once
         for target in sorted(dict_targets, key=lambda t: t.count(".")):
-            parent = self._parent_of(target)
+            parent = self._parent_of(target, parents)
             if parent is None:
                 raise RuntimeError(
                     f"GraphModule: cannot install {target!r}: a non-module is in the way")
-            _install(parent[0], parent[1], root[target])
+            _install(parent[0], parent[1], root[target], frameworks)
         self.graph = graph
 
     # -- building the module tree -------------------------------------------
@@ -211,15 +219,20 @@ class GraphModule:
             for path in [p for p in walked if p == node.target or p.startswith(node.target + ".")]:
                 del walked[path]
 
-    def _parent_of(self, target: str) -> tuple[Any, str] | None:
+    def _parent_of(self, target: str,
+                   walked: dict[str, Any] | None = None) -> tuple[Any, str] | None:
         """The module that is to hold ``target``'s last atom, and that atom.
 
         Missing modules on the way are made empty; None when something other
-        than a module is in the way.
+        than a module is in the way. ``walked`` (speed only) remembers the
+        module found at each parent path, for targets installed shallow first
+        (a later, deeper target never replaces a path remembered before it).
         """
-        *prefix, field = target.split(".")
+        path, _, field = target.rpartition(".")
+        if walked is not None and path in walked:
+            return walked[path], field
         mod: Any = self
-        for item in prefix:
+        for item in path.split(".") if path else ():
             sub = getattr(mod, item, None)
             if sub is None:
                 sub = self._empty_module()
@@ -227,6 +240,8 @@ class GraphModule:
             if not isinstance(sub, type(self)._module_base):
                 return None
             mod = sub
+        if walked is not None:
+            walked[path] = mod
         return mod, field
 
     # -- the graph and its code -------------------------------------------

@@ -108,11 +108,16 @@ class Interpreter:
         return None
     # --8<-- [end:run]
 
+    # --8<-- [start:boxed_run]
     def boxed_run(self, args_list: list[Any]) -> Any:
         """Run on the values in ``args_list`` and empty the list first.
 
         Clearing the caller's list drops its references to the inputs, so
-        an input can be freed as soon as its last user has run.
+        an input can be freed as soon as its last user has run. The values go
+        to the placeholders, in order, through ``initial_env`` of ``run``. A
+        count that differs from the graph's placeholders is a RuntimeError:
+        ``Interpreter.boxed_run: the graph has <P> placeholders but <A>
+        arguments were given``, and the list is left as it was.
         """
         placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
         if len(args_list) != len(placeholders):
@@ -122,6 +127,7 @@ class Interpreter:
         env = dict(zip(placeholders, args_list))
         args_list.clear()
         return self.run(initial_env=env)
+    # --8<-- [end:boxed_run]
 
     # --8<-- [start:run_node]
     def run_node(self, n: Node) -> Any:
@@ -158,39 +164,57 @@ class Interpreter:
     # --8<-- [start:opcodes]
     def get_attr(self, target: Target, args: tuple[Argument, ...],
                  kwargs: dict[str, Any]) -> Any:
-        """The attribute of the module at the dotted path ``target``."""
+        """The attribute of the module at the dotted path ``target``
+        (``"layer1.0.weight"``), looked up with ``self.fetch_attr`` at every run,
+        so a missing one is its ``RuntimeError``."""
         assert isinstance(target, str)
         return self.fetch_attr(target)
 
     def call_function(self, target: Target, args: tuple[Argument, ...],
                       kwargs: dict[str, Any]) -> Any:
-        """``target(*args, **kwargs)``: override to swap or instrument free functions."""
+        """``target(*args, **kwargs)``, with the keyword arguments as given: override
+        to swap or instrument free functions."""
         assert callable(target)
         return target(*args, **kwargs)
 
     def call_method(self, target: Target, args: tuple[Argument, ...],
                     kwargs: dict[str, Any]) -> Any:
-        """``args[0].<target>(*args[1:], **kwargs)``."""
+        """``args[0].<target>(*args[1:], **kwargs)``: the method named ``target``
+        (a str) of the first argument's value, looked up on that value (so a
+        subclass's own method runs), called with the other arguments and the
+        keyword arguments."""
         self_obj, *args_tail = args
         assert isinstance(target, str)
         return getattr(self_obj, target)(*args_tail, **kwargs)
 
     def call_module(self, target: Target, args: tuple[Argument, ...],
                     kwargs: dict[str, Any]) -> Any:
-        """Call the submodule at the dotted path ``target``; a leaf runs whole, uninterpreted."""
+        """Call the submodule at the dotted path ``target`` (``self.fetch_attr``) with
+        ``args`` and ``kwargs``; a leaf runs whole, uninterpreted. The call goes
+        through the module's ``__call__``, not ``forward``, so its hooks run as
+        in eager mode."""
         assert isinstance(target, str)
         submod = self.fetch_attr(target)
         return submod(*args, **kwargs)
 
+    # --8<-- [end:opcodes]
+
+    # --8<-- [start:output]
     def output(self, target: Target, args: tuple[Argument, ...],
                kwargs: dict[str, Any]) -> Any:
         """What the graph returns: the output node's only argument."""
         return args[0]
-    # --8<-- [end:opcodes]
+    # --8<-- [end:output]
 
     # --8<-- [start:helpers]
     def fetch_attr(self, target: str) -> Any:
-        """Follow the dotted path ``target`` from the module (``"layer1.0.weight"``)."""
+        """Follow the dotted path ``target`` from the module (``"layer1.0.weight"``).
+
+        A missing atom is a ``RuntimeError``: ``Node referenced nonexistent
+        target <what fetch_path says>``, whose text names the path up to the
+        missing atom; it is raised without the AttributeError as its context
+        (``from None``).
+        """
         try:
             return fetch_path(self.module, target)
         except AttributeError as e:
@@ -228,9 +252,17 @@ class Interpreter:
     # --8<-- [end:lookups]
 
 
+# --8<-- [start:message_with_node]
 def _message_with_node(e: Exception, node: Node) -> str:
-    """The error's message, followed by the node that raised it (and where it was traced)."""
+    """The error's message, followed by the node that raised it (and where it was traced).
+
+    The text is the exception's first arg, a blank line, then ``While
+    executing `` and the node's line (``node.format_node()``). A node with a
+    ``stack_trace`` adds a line ``Original traceback:`` and then that trace.
+    An exception without args gives the ``While executing`` part alone.
+    """
     where = f"While executing {node.format_node()}"
     if node.stack_trace:
         where += f"\nOriginal traceback:\n{node.stack_trace}"
     return f"{e.args[0]}\n\n{where}" if e.args else where
+# --8<-- [end:message_with_node]

@@ -78,6 +78,7 @@ def _resolve(module_name: str, qualname: str) -> Any:
     return fetch_path(sys.modules.get(module_name), qualname, None)
 
 
+# --8<-- [start:qualified_name_fn]
 def qualified_name(func: Any) -> str:
     """The dotted name a target is known by: ``tensor.sigmoid``, ``getattr``.
 
@@ -85,6 +86,29 @@ def qualified_name(func: Any) -> str:
     are dropped while the public parent still exposes the same object, so a
     function defined in ``tensor._functions`` and re-exported as
     ``tensor.sigmoid`` prints as ``tensor.sigmoid``.
+
+    In this order:
+
+    - an object whose class has ``__fx_name__`` (a fused kernel) is called
+      by that;
+    - a framework's own spelling (``spell_target``), when it has one;
+    - a builtin (``builtins`` has this very object under its ``__name__``)
+      is its bare name: ``getattr``, ``len``;
+    - otherwise the name is ``__qualname__`` (or ``__name__``); an object
+      with neither is a RuntimeError: ``cannot name target <repr>: it has no
+      __name__``. The module is ``__module__``, or ``__unknown__`` when it
+      has none;
+    - when ``module.qualname`` does not lead back to the object
+      (``_resolve``, compared with ``is``) but ``module.__name__`` does, the
+      ``__name__`` is used (a C function whose qualname names a hidden
+      class);
+    - a qualname with ``<`` (``outer.<locals>.inner``, ``<lambda>``) cannot
+      be reached: it becomes the ``__name__``, and a lambda ``lambda_``;
+    - while a segment after the first of the module's dotted path starts
+      with ``_``, the last segment is dropped as long as the parent module
+      still gives the very same object under the qualname.
+
+    The answer is ``module.qualname``.
     """
     if hasattr(type(func), "__fx_name__"):  # a target that spells itself (a fused kernel)
         return func.__fx_name__
@@ -109,6 +133,7 @@ def qualified_name(func: Any) -> str:
             break
         parts = parts[:-1]
     return f"{'.'.join(parts)}.{qualname}"
+# --8<-- [end:qualified_name_fn]
 
 
 def pretty_target(target: Any) -> str:
@@ -128,8 +153,16 @@ def pretty_target(target: Any) -> str:
 # --8<-- [end:qualified_name]
 
 
+# --8<-- [start:format_helpers]
 def type_repr(obj: Any) -> str:
-    """A short spelling of a type annotation (``int``, ``tensor.Tensor``)."""
+    """A short spelling of a type annotation (``int``, ``tensor.Tensor``).
+
+    A class (but not a generic alias such as ``list[int]``) is its
+    ``__qualname__`` when it is a builtin (``int``), else its
+    ``qualified_name``. ``...`` is ``"..."``, a plain function its
+    ``__name__``, and anything else (``list[int]``, ``typing.List[int]``,
+    a string annotation) its ``repr``.
+    """
     if isinstance(obj, type) and not isinstance(obj, types.GenericAlias):
         if obj.__module__ == "builtins":
             return obj.__qualname__
@@ -142,7 +175,15 @@ def type_repr(obj: Any) -> str:
 
 
 def _format_arg(arg: Any) -> str:
-    """An argument as ``str(graph)`` prints it: Nodes as ``%name``."""
+    """An argument as ``str(graph)`` prints it: Nodes as ``%name``.
+
+    Containers are printed item by item with this same spelling: a list as
+    ``[a, b]``; a tuple as ``(a, b)``, a one-item tuple with its comma
+    ``(a,)`` and the empty one ``()``; a dict as ``{key: value}`` with the
+    key printed by ``str`` (no quotes) and the value by this spelling.
+    Anything else is its ``str``: a string prints without quotes, a slice
+    as ``slice(None, 2, None)``.
+    """
     if isinstance(arg, Node):
         return "%" + arg.name
     if isinstance(arg, list):
@@ -153,6 +194,7 @@ def _format_arg(arg: Any) -> str:
     if isinstance(arg, dict):
         return "{" + ", ".join([f"{k}: {_format_arg(v)}" for k, v in arg.items()]) + "}"
     return str(arg)
+# --8<-- [end:format_helpers]
 
 
 # --8<-- [start:node_class]

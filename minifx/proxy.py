@@ -203,6 +203,8 @@ class Proxy:
     """
 
     def __init__(self, node: Node, tracer: TracerBase | None = None) -> None:
+        if _operators_installed_by is not _install_magic_methods.__code__:
+            _ensure_operators()
         if tracer is None:
             tracer = GraphAppendingTracer(node.graph)
         self.tracer = tracer
@@ -291,8 +293,16 @@ class Attribute(Proxy):
 
 
 # --8<-- [start:record_call]
+# --8<-- [start:find_proxy]
 def find_proxy(args: tuple, kwargs: dict) -> Proxy | None:
-    """The first Proxy among a call's arguments, nested in containers or not."""
+    """The first Proxy among a call's arguments, nested in containers or not.
+
+    "First" is in the order the arguments are written: the positional ones,
+    then the keyword ones' values, each container (tuple, list, dict
+    values, slice) walked item by item before the next argument, as
+    ``map_aggregate`` walks them. So in ``(c, [y], x)`` the answer is ``y``.
+    None when there is no Proxy at all.
+    """
     for a in args:  # the usual case, a Proxy among the positional arguments
         if isinstance(a, Proxy):
             return a
@@ -307,6 +317,7 @@ def find_proxy(args: tuple, kwargs: dict) -> Proxy | None:
 
     map_aggregate((args, kwargs), look)
     return found[0] if found else None
+# --8<-- [end:find_proxy]
 
 
 def _record_call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Proxy:
@@ -325,7 +336,25 @@ def _record_call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Proxy:
 
 # --8<-- [start:install_magic]
 def _install_magic_methods() -> None:
-    """Give Proxy one method per entry of the operator table in magic_methods.py."""
+    """Give Proxy one method per entry of the operator table in magic_methods.py.
+
+    For each name of ``magic_methods`` but ``"div"`` (the same operator as
+    ``truediv``), Proxy gets the method ``dunder(name)`` (``__add__``,
+    ``__neg__``, ``__getitem__``...): called as ``proxy.__add__(*rest)`` it
+    records, through ``self.tracer.create_proxy``, a ``call_function`` node
+    whose target is ``operator_function(name)`` and whose args are
+    ``(self, *rest)``, with no kwargs, and returns that Proxy.
+
+    For each name of ``reflectable_magic_methods`` but ``"div"`` and
+    ``"getitem"``, Proxy also gets ``reflected_dunder(name)`` (``__rsub__``):
+    ``2 - proxy`` calls ``proxy.__rsub__(2)``, which records the same
+    operator with the operands in the order the user wrote them, ``(2,
+    proxy)``.
+
+    Each installed function's ``__name__`` is the name it is installed
+    under. Mind Python's closures: a function made in a loop must keep its
+    own operator, not the loop's last one.
+    """
     for name in _mm.magic_methods:
         if name == "div":  # the same operator as truediv
             continue
@@ -347,7 +376,33 @@ def _install_magic_methods() -> None:
 
         reflected.__name__ = _mm.reflected_dunder(name)
         setattr(Proxy, _mm.reflected_dunder(name), reflected)
-
-
-_install_magic_methods()
 # --8<-- [end:install_magic]
+
+
+# The code of the installer that put the operators on Proxy, and the names it added.
+_operators_installed_by: Any = None
+_operator_names: list[str] = []
+
+
+def _ensure_operators() -> None:
+    """Put the operators on Proxy before a Proxy is used, once per installer's code.
+
+    They are installed when the first Proxy is made, not when this module is
+    imported: the installer is then ordinary code that runs when it is first
+    needed (and ``python -m minifx learn`` can hand it out as an exercise
+    without breaking the import). If the installer's code is replaced (``learn
+    check`` runs the learner's and the reference's in turn), what the previous
+    one added is removed and the new one installs afresh.
+    """
+    global _operators_installed_by
+    code = _install_magic_methods.__code__
+    if _operators_installed_by is code:
+        return
+    for name in _operator_names:
+        if name in vars(Proxy):
+            delattr(Proxy, name)
+    before = set(vars(Proxy))
+    _operators_installed_by = None
+    _install_magic_methods()
+    _operator_names[:] = sorted(set(vars(Proxy)) - before)
+    _operators_installed_by = code

@@ -348,10 +348,32 @@ class Tracer(TracerBase):
                     cache[name] = self.create_proxy("get_attr", name, (), {})
                 return cache[name]
         return None
+    # --8<-- [end:hooks_rest]
 
+    # --8<-- [start:tracer_create_arg]
     def create_arg(self, a: Any) -> Argument:
         """Parameters, buffers and submodules of the root become ``get_attr`` nodes;
-        other tensors become constants stored on the root as ``_tensor_constant<i>``."""
+        other tensors become constants stored on the root as ``_tensor_constant<i>``.
+
+        A Proxy gives its node, a plain constant (``PLAIN_CONSTANTS``) itself;
+        containers (tuple, list, dict, slice) and Nodes are left to
+        ``TracerBase.create_arg``. Otherwise the value's framework
+        (``framework_of``) tells what it is, and each is found by identity
+        (``is``) in the root:
+
+        - a parameter: a ``get_attr`` node of its name in
+          ``self.root.named_parameters()``; one that is not there is a
+          ``NameError``: ``parameter is not a member of this module``;
+        - another tensor: a ``get_attr`` node of its name in
+          ``self.root.named_buffers()``; else ``self._tensor_constant(a)``
+          stores it (once per tensor) and reads it;
+        - a module: a ``get_attr`` node of its path in
+          ``self.root.named_modules()``; else a ``NameError``: ``module is not
+          installed as a submodule``.
+
+        Each get_attr node is made with ``self.create_node`` (no Proxy).
+        Anything else goes to ``TracerBase.create_arg``.
+        """
         if isinstance(a, Proxy):  # the common case, first
             return a.node
         if type(a) in PLAIN_CONSTANTS:
@@ -375,7 +397,9 @@ class Tracer(TracerBase):
                     return self.create_node("get_attr", name, (), {})
             raise NameError(f"module is not installed as a submodule (at {user_location()})")
         return super().create_arg(a)
+    # --8<-- [end:tracer_create_arg]
 
+    # --8<-- [start:tensor_constant]
     def _tensor_constant(self, value: Any) -> Node:
         known = self.tensor_attrs.get(id(value))
         if known is not None and known[0] is value:
@@ -386,7 +410,7 @@ class Tracer(TracerBase):
             self.tensor_attrs[id(value)] = (value, qualname)
             setattr(self.root, qualname, value)
         return self.create_node("get_attr", qualname, (), {})
-    # --8<-- [end:hooks_rest]
+    # --8<-- [end:tensor_constant]
 
     # --8<-- [start:create_args_for_root]
     def create_args_for_root(self, root_fn: Callable[..., Any], is_module: bool,
@@ -441,9 +465,30 @@ class Tracer(TracerBase):
         return self.create_proxy("placeholder", name, default, {},
                                  type_expr=_annotation(signature, name))
 
+    # --8<-- [start:specialize]
     def _specialize(self, name: str, value: Any, signature: inspect.Signature) -> Any:
         """A ``concrete_args`` value: the code sees the value itself, and the graph
-        keeps a placeholder (``b_1``) with a run-time check that the value is unchanged."""
+        keeps a placeholder (``b_1``) with a run-time check that the value is unchanged.
+
+        The value is walked with ``map_aggregate``: each leaf gets one
+        placeholder, named ``<name>_1``, ``<name>_2``... in order, whose args
+        hold the parameter's default (``(default,)``) or are ``()`` when it has
+        none. Then, with ``message`` = ``<name> has been specialized to have
+        value <leaf> but got another value``:
+
+        - a leaf whose exact type is a constant type (str, int, float, bool,
+          complex, or one of a loaded framework's ``constant_types``) gets a
+          ``call_function`` of ``self.framework.assert_function()`` on
+          ``(placeholder == leaf, message)``;
+        - a ``None`` leaf gets a ``call_function`` of ``_assert_is_none`` on
+          ``(placeholder, message)``;
+        - any other leaf cannot be checked: a ``UserWarning`` that starts
+          ``Was not able to add assertion to guarantee correct input <name> to
+          specialized function``.
+
+        The answer is the value itself (each leaf unchanged), which the
+        traced code then sees.
+        """
         counter = count(1)
         parameter = signature.parameters[name]
         empty = parameter.default is inspect.Parameter.empty
@@ -469,6 +514,7 @@ class Tracer(TracerBase):
             return x
 
         return map_aggregate(value, fix)
+    # --8<-- [end:specialize]
     # --8<-- [end:create_args_for_root]
 # --8<-- [end:tracer_class]
 

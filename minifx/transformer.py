@@ -38,10 +38,24 @@ class _TransformerTracer(Tracer):
 
     def is_leaf_module(self, m: Any, module_qualified_name: str) -> bool:
         return True
+    # --8<-- [end:tracer]
 
+    # --8<-- [start:tracer_create_node]
     def create_node(self, kind: str, target: Target, args: tuple[Argument, ...],
                     kwargs: dict[str, Argument], name: str | None = None,
                     type_expr: Any | None = None) -> Node:
+        """Make the node as any Tracer does (``super()``), then carry over from
+        ``self.source_node``, the old node being transformed, when there is one:
+
+        - its ``stack_trace``, if it has one and the new node has none yet
+          (a rewrite keeps pointing at the user's line that made the old node);
+        - ``meta["is_wrapped"] = True``, if the old node had it and the new
+          node calls the very same target (``is``): a call of a ``minifx.wrap``
+          function stays registered in the new code. A rule that records
+          another function instead does not inherit the mark.
+
+        The node is returned.
+        """
         node = super().create_node(kind, target, args, kwargs, name, type_expr)
         # A new node remembers the user's line that made the old one.
         source = self.source_node
@@ -51,7 +65,7 @@ class _TransformerTracer(Tracer):
         if source is not None and source.meta.get("is_wrapped") and target is source.target:
             node.meta["is_wrapped"] = True
         return node
-# --8<-- [end:tracer]
+    # --8<-- [end:tracer_create_node]
 
 
 class Transformer(Interpreter):
@@ -69,12 +83,18 @@ class Transformer(Interpreter):
         self.new_graph._codegen = module.graph._codegen
         self.tracer = _TransformerTracer(self.new_graph, module)
 
+    # --8<-- [start:run_node]
     def run_node(self, n: Node) -> Any:
+        """Run ``n`` as the Interpreter does, with ``self.tracer.source_node`` set to
+        ``n`` meanwhile, so that every node recorded for it knows where it came
+        from (``_TransformerTracer.create_node``). Afterwards, and also when the
+        node raises, ``source_node`` is None again."""
         self.tracer.source_node = n
         try:
             return super().run_node(n)
         finally:
             self.tracer.source_node = None
+    # --8<-- [end:run_node]
 
     # --8<-- [start:opcodes]
     def placeholder(self, target: Target, args: tuple[Argument, ...],
@@ -87,13 +107,22 @@ class Transformer(Interpreter):
 
     def get_attr(self, target: Target, args: tuple[Argument, ...],
                  kwargs: dict[str, Any]) -> Proxy:
-        """A ``get_attr`` node in the new graph: the attribute is read when it runs, not now."""
+        """A ``get_attr`` node of the very same target in the new graph, as a Proxy
+        of ``self.tracer``: the attribute is read when the new module runs, not
+        now, so the new module shares the old one's attribute under the name the
+        old graph used, and a method called on it is recorded, not computed."""
         assert isinstance(target, str)
         return self.tracer.create_proxy("get_attr", target, args, kwargs)
 
     def call_module(self, target: Target, args: tuple[Argument, ...],
                     kwargs: dict[str, Any]) -> Any:
-        """A ``call_module`` node in the new graph (the tracer keeps every module whole)."""
+        """A ``call_module`` node in the new graph, as a Proxy.
+
+        Look the submodule up by its dotted path (``self.fetch_attr``) and let
+        ``self.tracer`` record the call through its ``call_module`` hook (with
+        the submodule's ``forward``): this tracer keeps every module whole, so
+        a ``ReLU`` stays one ``call_module`` node and is not traced through.
+        """
         assert isinstance(target, str)
         submod = self.fetch_attr(target)
         return self.tracer.call_module(submod, submod.forward, args, kwargs)

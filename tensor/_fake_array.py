@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import mmap
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -41,17 +42,16 @@ def contiguous_strides(shape: tuple, itemsize: int) -> tuple[int, ...]:
 def fake_array(shape, dtype, strides=None, mode=None) -> FakeArray:
     """A FakeArray of `shape` and `dtype`; `strides` in bytes, row-major when None."""
     dtype = np.dtype(dtype)
-    shape = tuple(int(s) for s in shape)
-    if strides is None:
-        strides = contiguous_strides(shape, dtype.itemsize)
-    strides = tuple(strides)
+    shape = tuple(map(int, shape))
+    strides = contiguous_strides(shape, dtype.itemsize) if strides is None else tuple(strides)
     memory = _reserve(shape, strides, dtype)
     if min(strides, default=0) >= 0:
         # Speed only (make_fx makes one per primitive): the window built directly as a
         # FakeArray; as_strided followed by .view(FakeArray) builds it three times.
         out = np.ndarray.__new__(FakeArray, shape, dtype, buffer=memory, strides=strides)
     else:
-        out = np.lib.stride_tricks.as_strided(memory, shape, strides).view(FakeArray)
+        out = np.lib.stride_tricks.as_strided(np.frombuffer(memory, dtype), shape,
+                                              strides).view(FakeArray)
     out.fake_mode = mode
     return out
 
@@ -59,8 +59,9 @@ def fake_array(shape, dtype, strides=None, mode=None) -> FakeArray:
 _MAP_NORESERVE = 0x4000  # Linux: reserve address space only (Python 3.11's mmap lacks the name)
 
 
-def _reserve(shape, strides, dtype) -> np.ndarray:
-    """The memory a window of ``shape`` and ``strides`` spans, reserved and never used.
+def _reserve(shape, strides, dtype) -> Any:
+    """The memory a window of ``shape`` and ``strides`` spans, reserved and never used:
+    a buffer (a NumPy array, or a memory map) of at least that many bytes.
 
     The FakeArray's own methods never touch elements; this is the safety net
     for NumPy code that copies behind their back (``np.ascontiguousarray``,
@@ -69,16 +70,18 @@ def _reserve(shape, strides, dtype) -> np.ndarray:
     pages only when they are written, and reading maps its shared zero page.
     """
     extent = dtype.itemsize
-    if all(shape):
-        extent += sum((size - 1) * abs(stride) for size, stride in zip(shape, strides))
+    if 0 not in shape:
+        for size, stride in zip(shape, strides):
+            extent += (size - 1) * abs(stride)
     if extent <= 4096:
         return np.zeros(max(extent // dtype.itemsize, 1), dtype)
-    if not hasattr(mmap, "MAP_ANONYMOUS"):  # Windows: an anonymous mapping takes no flags
-        return np.frombuffer(mmap.mmap(-1, extent), dtype, extent // dtype.itemsize)
-    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
-    if sys.platform.startswith("linux"):
-        flags |= _MAP_NORESERVE
-    return np.frombuffer(mmap.mmap(-1, extent, flags=flags), dtype, extent // dtype.itemsize)
+    return mmap.mmap(-1, extent, flags=_MAP_FLAGS) if _MAP_FLAGS else mmap.mmap(-1, extent)
+
+
+# Private and anonymous; on Linux, address space only. Windows' mmap takes no flags.
+_MAP_FLAGS = (mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+              | (_MAP_NORESERVE if sys.platform.startswith("linux") else 0)
+              if hasattr(mmap, "MAP_ANONYMOUS") else 0)
 
 
 def _no_data(what: str):

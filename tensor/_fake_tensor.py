@@ -34,7 +34,7 @@ class FakeTensor(Tensor):
     @classmethod
     def __tensor_function__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        mode = fake_mode_of(list(args) + list(kwargs.values()))
+        mode = fake_mode_of(args) or (fake_mode_of(kwargs.values()) if kwargs else None)
         if mode is not None and mode not in dispatch._modes:
             with mode:  # used after its with block: the mode comes back for the call
                 return super().__tensor_function__(func, types, args, kwargs)

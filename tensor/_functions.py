@@ -45,6 +45,15 @@ Scalar = int | float | bool  # a Python number used as an operand
 _OPERAND_TYPES = (Tensor, *_NUMBER_TYPES)
 _new_tensor = object.__new__
 _Tensor_new = Tensor
+_ops: Any  # the module `tensor.backend.ops()` returns, kept current by `on_switch`
+
+
+def _use_backend(module) -> None:
+    global _ops
+    _ops = module
+
+
+_backend.on_switch(_use_backend)
 
 # ---------------------------------------------------------------------------
 # helpers shared by the ops
@@ -105,7 +114,7 @@ def _fast_float_reduction(op: str, arr: np.ndarray, dim, keepdim: bool) -> Tenso
     else:
         return None
     result = _new_tensor(_Tensor_new)
-    result._array = _backend.ops().reduce(op, arr, dims, keepdim)
+    result._array = _ops.reduce(op, arr, dims, keepdim)
     return result
 
 
@@ -225,6 +234,8 @@ def arange(start: int | float, end: int | float | None = None, step: int | float
         raise RuntimeError("arange(): upper bound and larger bound inconsistent with step sign")
     ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     target = as_dtype(dtype) if dtype is not None else (int64 if ints else DEFAULT_FLOAT)
+    if _dispatch._routing:  # creation is a primitive: make_fx records it, fake mode sizes it
+        return _dispatch.primitive("arange")(start, end, step, target)
     count = builtins.max(math.ceil((end - start) / step), 0)
     steps = np.arange(count, dtype=np.int64 if ints else np.float64)  # value i is start + i*step
     return _wrap((start + steps * step).astype(target.numpy_dtype))
@@ -307,7 +318,7 @@ def unary_op(op: str, input: Tensor) -> Tensor:
     """Run backend unary op `op` on a tensor with torch's dtype rules (ints become float32)."""
     if type(input) is _Tensor_new and input._array.dtype.kind == "f":  # the common case
         result = _new_tensor(_Tensor_new)
-        result._array = _backend.ops().unary(op, input._array)
+        result._array = _ops.unary(op, input._array)
         return result
     _require_tensor(input, op)
     arr = input._array
@@ -319,14 +330,16 @@ def unary_op(op: str, input: Tensor) -> Tensor:
         raise TypeError(
             f"{op}(): unsupported dtype tensor.bool (use logical operations on bool tensors)"
         )
-    return Tensor._from_array(_backend.ops().unary(op, arr))
+    return Tensor._from_array(_ops.unary(op, arr))
 
 
-# Ops that need no dtype check when both operands already share a float or int dtype;
-# bool operands and the rest (bitwise on floats, int division or powers) take the full path.
-_PLAIN_OPS = {
-    "f": frozenset(op.name for op in OPS if op.kind == "binary" and op.dtypes == "numeric"),
-    "i": frozenset(op.name for op in OPS if op.kind == "binary") - {"div", "pow"},
+# For each binary op and comparison, the dtype kinds ("f" float, "i" int) in which it
+# needs no dtype check when both operands share the dtype: bool operands and the rest
+# (bitwise on floats, int division or powers) take the full path.
+_PLAIN_KINDS = {
+    op.name: "fi" if op.kind == "compare" else
+    ("f" if op.dtypes == "numeric" else "") + ("i" if op.name not in ("div", "pow") else "")
+    for op in OPS if op.kind in ("binary", "compare")
 }
 _COMPARE_OPS = frozenset(op.name for op in OPS if op.kind == "compare")
 
@@ -340,30 +353,28 @@ def _plain(op: str, a: np.ndarray, other, left: bool) -> np.ndarray | None:
     Python float stays a number all the way into the backend, which chooses
     its own fastest path for the operands it gets. Shapes are checked first,
     as on the full path."""
-    kind, t = a.dtype.kind, type(other)
-    if op in _COMPARE_OPS:
-        if kind not in "fi":
-            return None
-    elif op not in _PLAIN_OPS.get(kind, ()):
+    kind = a.dtype.kind
+    if kind not in _PLAIN_KINDS[op]:
         return None
-    ops = _backend.ops()
-    if t is _Tensor_new or isinstance(other, Tensor):
+    backend = _ops
+    t = type(other)
+    if t is float and kind == "f" and op not in _COMPARE_OPS:
+        return backend.binary_scalar(op, a, other, left)
+    if (t is float and kind == "f") or t is int:
+        number = a.dtype.type(other)  # the number takes the tensor's dtype
+        x, y = (number, a) if left else (a, number)
+    elif t is _Tensor_new or isinstance(other, Tensor):
         b = other._array
         if b.dtype is not a.dtype:
             return None
         if a.shape != b.shape:
             broadcast_shapes(op, a.shape, b.shape)
-        elif op not in _COMPARE_OPS and not left:
-            return ops.binary_same_shape(op, a, b)
+        elif not left and op not in _COMPARE_OPS:
+            return backend.binary_same_shape(op, a, b)
         x, y = (b, a) if left else (a, b)
-    elif t is float and kind == "f" and op not in _COMPARE_OPS:
-        return ops.binary_scalar(op, a, other, left)
-    elif (t is float and kind == "f") or t is int:
-        number = a.dtype.type(other)
-        x, y = (number, a) if left else (a, number)
     else:
         return None
-    return ops.compare(op, x, y) if op in _COMPARE_OPS else ops.binary(op, x, y)
+    return backend.compare(op, x, y) if op in _COMPARE_OPS else backend.binary(op, x, y)
 
 
 def _promoted_operands(op: str, input, other, dt: dtype) -> tuple:
@@ -422,7 +433,7 @@ def binary_op(op: str, input, other) -> Tensor:
         # path: the backend computes x ** 2 as x * x for a number, and through
         # pow for a 0-d tensor, as torch does (tensor/backend/powers.py).
         b = b[()]
-    return _wrap(_backend.ops().binary(op, a, b))
+    return _wrap(_ops.binary(op, a, b))
 
 
 def compare_op(op: str, input, other) -> Tensor:
@@ -431,7 +442,7 @@ def compare_op(op: str, input, other) -> Tensor:
         return _wrap(out)
     _check_pair(op, input, other)
     dt = result_type(input, other)
-    return _wrap(_backend.ops().compare(op, *_promoted_operands(op, input, other, dt)))
+    return _wrap(_ops.compare(op, *_promoted_operands(op, input, other, dt)))
 
 
 def _check_pair(op: str, input, other) -> None:
@@ -452,7 +463,8 @@ def _plain_first(name: str, reflected: bool, general):
     if reflected:
 
         def plain_first(input, other):  # 2.0 * x: Python asks x.__rmul__(2.0)
-            if type(input) is _Tensor_new and not _function_modes and type(other) in (float, int):
+            t = type(other)
+            if type(input) is _Tensor_new and not _function_modes and (t is float or t is int):
                 out = _plain(name, input._array, other, True)
                 if out is not None:
                     result = _new_tensor(_Tensor_new)
@@ -463,8 +475,9 @@ def _plain_first(name: str, reflected: bool, general):
     else:
 
         def plain_first(input, other, **kwargs):
+            t = type(other)
             if (type(input) is _Tensor_new and not kwargs and not _function_modes
-                    and type(other) in (_Tensor_new, float, int)):
+                    and (t is _Tensor_new or t is float or t is int)):
                 out = _plain(name, input._array, other, False)
                 if out is not None:
                     result = _new_tensor(_Tensor_new)
@@ -484,7 +497,7 @@ def _elementwise_public(op: Op):
         def impl(input: Tensor) -> Tensor:
             if type(input) is _Tensor_new and input._array.dtype.kind == "f":  # unary_op's
                 result = _new_tensor(_Tensor_new)  # first case, one call less
-                result._array = _backend.ops().unary(name, input._array)
+                result._array = _ops.unary(name, input._array)
                 return result
             return unary_op(name, input)
     else:
@@ -557,7 +570,7 @@ def where(condition: Tensor, input: Tensor | Scalar, other: Tensor | Scalar) -> 
     broadcast_shapes("where", condition._array.shape, shape)
     np_dtype = dt.numpy_dtype
     return _wrap(
-        _backend.ops().where(
+        _ops.where(
             condition._array, _array_as(input, np_dtype), _array_as(other, np_dtype)
         )
     )
@@ -581,7 +594,7 @@ def clamp(input: Tensor, min: Tensor | Scalar | None = None,  # noqa: A002 (torc
     for b in bounds:
         _require_operand(b, "clamp", "min" if b is min else "max")
     dt = result_type(input, *bounds)
-    return _wrap(_backend.ops().clamp(_array_as(input, dt.numpy_dtype), min, max))
+    return _wrap(_ops.clamp(_array_as(input, dt.numpy_dtype), min, max))
 
 
 # ---------------------------------------------------------------------------
@@ -603,7 +616,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if a.dtype == np.bool_ and a.ndim and b.ndim:
         raise TypeError("matmul(): unsupported dtype tensor.bool")
     matmul_shape(a.shape, b.shape)  # torch's errors; the meta function checks with it too
-    return _wrap(_backend.ops().matmul(a, b))
+    return _wrap(_ops.matmul(a, b))
 
 
 # ---------------------------------------------------------------------------
@@ -637,7 +650,7 @@ def sum(input: Tensor, dim: int | Sequence[int] | None = None,  # noqa: A001
     if arr.dtype != target.numpy_dtype:
         arr = arr.astype(target.numpy_dtype)
     dims = _reduce_dims(dim, arr.ndim, "sum")
-    return _wrap(_backend.ops().reduce("sum", arr, dims, keepdim))
+    return _wrap(_ops.reduce("sum", arr, dims, keepdim))
 
 
 @_public
@@ -658,7 +671,7 @@ def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = 
             f"Got: {from_numpy_dtype(arr.dtype)!r}"
         )
     dims = _reduce_dims(dim, arr.ndim, "mean")
-    return _wrap(_backend.ops().reduce("mean", arr, dims, keepdim))
+    return _wrap(_ops.reduce("mean", arr, dims, keepdim))
 
 
 def _extreme(op: str, input, dim, keepdim) -> Tensor:
@@ -671,7 +684,7 @@ def _extreme(op: str, input, dim, keepdim) -> Tensor:
     arr = input._array
     dims = _reduce_dims(dim, arr.ndim, op)
     _check_nonempty(arr, dims, op)
-    return _wrap(_backend.ops().reduce(op, arr, dims, keepdim))
+    return _wrap(_ops.reduce(op, arr, dims, keepdim))
 
 
 @_public
@@ -724,9 +737,9 @@ def _extreme_with_indices(op: str, input, dim, keepdim, other):
             f"{op}(): Expected reduction dim {d} to have non-zero size "
             f"(input shape {list(arr.shape)})"
         )
-    values = _backend.ops().reduce("amax" if op == "max" else "amin", arr, (d,), keepdim)
+    values = _ops.reduce("amax" if op == "max" else "amin", arr, (d,), keepdim)
     if op == "max":
-        indices = _backend.ops().argmax(arr, d, keepdim)
+        indices = _ops.argmax(arr, d, keepdim)
     else:
         indices = np.asarray(np.argmin(arr, axis=d, keepdims=keepdim), dtype=np.int64)
     return getattr(return_types, op)(_wrap(values), _wrap(indices))
@@ -758,13 +771,13 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
             )
         if arr.ndim == 0:
             return _wrap(np.zeros((), np.int64))
-        return _wrap(_backend.ops().argmax(arr, None, keepdim))
+        return _wrap(_ops.argmax(arr, None, keepdim))
     d = _wrap_dim(dim, arr.ndim, "argmax")
     if arr.ndim == 0:
         return _wrap(np.zeros((), np.int64))
     if arr.shape[d] == 0:
         raise IndexError(f"argmax(): Expected reduction dim {d} to have non-zero size.")
-    return _wrap(_backend.ops().argmax(arr, d, keepdim))
+    return _wrap(_ops.argmax(arr, d, keepdim))
 
 
 @_public
@@ -792,7 +805,7 @@ def _softmax_like(op: str, input, dim, dtype) -> Tensor:
     d = _wrap_dim(dim, arr.ndim, op)
     if arr.ndim == 0:
         return _wrap(np.zeros((), arr.dtype) if op == "log_softmax" else np.ones((), arr.dtype))
-    return _wrap(getattr(_backend._active, op)(arr, d))
+    return _wrap(getattr(_ops, op)(arr, d))
 
 
 @_public
@@ -914,14 +927,14 @@ def _in_place(op_impl, name: str, op: str):
         if len(args) == 1 and not kwargs and type(self) is _Tensor_new:
             # x += y of one dtype and shape, x *= 2.0: the kernel writes into x itself
             a, other = self._array, args[0]
-            if op in _PLAIN_OPS.get(a.dtype.kind, ()):
+            if a.dtype.kind in _PLAIN_KINDS.get(op, ""):
                 if type(other) is _Tensor_new and other._array.dtype is a.dtype:
                     b = other._array
                 elif (type(other) is float and a.dtype.kind == "f") or type(other) is int:
                     b = a.dtype.type(other)
                 else:
                     b = None
-                if b is not None and _backend.ops().binary_(op, a, b):
+                if b is not None and _ops.binary_(op, a, b):
                     return self
         result = op_impl(self, *args, **kwargs)
         target = self._array

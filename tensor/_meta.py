@@ -12,6 +12,8 @@ no data, so the view's own code runs on the FakeArray (see `tensor.ops`).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._fake_array import fake_array
@@ -21,7 +23,8 @@ __all__ = ["META"]
 
 
 def _shape(x) -> tuple:
-    return tuple(np.shape(x))
+    # An array's own shape: np.shape would go through FakeArray's __array_function__.
+    return x.shape if isinstance(x, np.ndarray) else tuple(np.shape(x))
 
 
 def _dtype(*xs):
@@ -51,6 +54,11 @@ def like(shape, dtype, *operands):
 
 def unary(name):
     return lambda a: like(a.shape, a.dtype, a)
+
+
+def unary_inplace(a):
+    """relu_, exp_, ...: the answer is the input itself, written in place."""
+    return a
 
 
 def binary(name):
@@ -143,6 +151,19 @@ def creation(shape, *rest):
     return fake_array(shape, dtype.numpy_dtype, None)
 
 
+def arange_length(start, end, step) -> int:
+    """How many values arange(start, end, step) has; torch's errors for a bad step."""
+    if step == 0:
+        raise RuntimeError("arange(): step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("arange(): upper bound and larger bound inconsistent with step sign")
+    return max(math.ceil((end - start) / step), 0)
+
+
+def arange(start, end, step, dtype):
+    return fake_array((arange_length(start, end, step),), dtype.numpy_dtype)
+
+
 def clone(a):
     return fake_array(a.shape, a.dtype)
 
@@ -173,6 +194,6 @@ META = {
     "matmul": matmul, "linear": linear, "conv2d": conv2d, "max_pool2d": max_pool2d,
     "avg_pool2d": avg_pool2d, "adaptive_avg_pool2d": adaptive_avg_pool2d,
     "batch_norm": batch_norm, "layer_norm": layer_norm, "embedding": embedding,
-    "full": creation, "rand": creation, "randn": creation, "clone": clone,
+    "full": creation, "rand": creation, "randn": creation, "arange": arange, "clone": clone,
     "to_dtype": to_dtype, "copy_": copy_, "cat": cat, "stack": stack,
 }

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from . import dispatch
 from ._fake_array import FakeArray, fake_array
 from ._fake_tensor import FakeTensor
@@ -56,11 +58,17 @@ class FakeTensorMode(dispatch.TensorDispatchMode):
         return self._claim(out, args)
 
     def _claim(self, out, args):
-        """The meta function's answer as FakeTensors of this mode."""
-        if isinstance(out, FakeArray):
+        """The meta function's answer as FakeTensors of this mode.
+
+        A view of a real tensor (a parameter's ``t()``, a buffer's slice: a
+        view's meta is the view itself) stays a real view, as a plain Tensor.
+        """
+        if isinstance(out, np.ndarray):
             for a in args:  # an in-place primitive answers its own argument
                 if isinstance(a, Tensor) and a._array is out:
                     return a
+            if not isinstance(out, FakeArray):
+                return Tensor._from_array(out)
             out.fake_mode = self
             return FakeTensor._from_array(out)
         if isinstance(out, tuple):

@@ -12,8 +12,10 @@ per name (``tensor.ops.add``), as ATen has ``aten.add`` and ``aten.mul``.
 Which calls are primitives (the table `PRIMITIVES` below):
 
 - the backend interface: the elementwise ops of `tensor._ops.OPS`
-  (unary, binary, compare), ``where``, ``clamp``, the reductions ``sum``,
-  ``mean``, ``amax``, ``amin``, ``argmax``, ``softmax``, ``log_softmax``,
+  (unary, binary, compare, and the in-place twin of each unary op, as
+  ATen has them: ``relu_`` is ``ReLU(inplace=True)``), ``where``,
+  ``clamp``, the reductions ``sum``, ``mean``, ``amax``, ``amin``,
+  ``argmax``, ``softmax``, ``log_softmax``,
   ``matmul``, ``linear``, ``conv2d``, the pools, ``batch_norm``,
   ``layer_norm``, ``embedding``;
 - the views, because a graph must say where a view came from, as ATen
@@ -22,14 +24,15 @@ Which calls are primitives (the table `PRIMITIVES` below):
   ``getitem`` (basic indexing); their arguments are the Tensor method's;
 - the copies: ``clone`` (``contiguous`` when it must copy), ``to_dtype``
   (``Tensor.to`` and friends, and dtype promotion), ``copy_`` (an in-place
-  write: ``relu`` with ``inplace=True``, ``x += y``, BatchNorm's running
-  statistics), and the joins ``cat`` and ``stack``;
+  write: ``x += y``, BatchNorm's running statistics), and the joins
+  ``cat`` and ``stack``;
 - creation: ``full`` (``zeros``, ``ones``, ``empty``, ``full``), ``rand``,
-  ``randn``, so that a fake mode can create without allocating. Tensors
-  made from data (``tensor.tensor([...])``) are constants, not calls.
+  ``randn``, ``arange`` (``start, end, step, dtype``), so that a fake mode
+  can create without allocating. Tensors made from data
+  (``tensor.tensor([...])``) are constants, not calls.
 
 The router. The front end reaches the backend through one attribute,
-``tensor.backend._active`` (``tensor.backend.ops()``). While no dispatch
+``tensor.backend.ops()`` (kept in a global by ``on_switch``). While no dispatch
 mode is on, that is the kernel module itself and nothing here costs a
 thing. While one is, it is the `_Router`: the same names and signatures,
 each turning the call into its primitive on Tensors, so the mode sees
@@ -40,12 +43,12 @@ Views, copies and creation calls reach their primitive through a hook
 A primitive's arguments are the kernel's, with Tensors for arrays: Python
 numbers stay numbers (``tensor.ops.mul(x, 0.5)``), dims and sizes are
 tuples. Operands already share a dtype, as the kernels require; the public
-ops promote before they get here. Attention (tensor/nn/_attention.py) still
-computes with NumPy between its kernel calls: the modes see its kernel
-calls only.
+ops promote before they get here.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -90,6 +93,10 @@ class OpOverload:
     def __repr__(self) -> str:
         return f"tensor.ops.{self.__name__}"
 
+    def __reduce__(self) -> tuple:
+        """Pickled by name, as a function is: the one primitive of that name on loading."""
+        return (_primitive, (self.__name__,))
+
     def __call__(self, *args, **kwargs):
         if dispatch._modes:
             return dispatch.call_with_modes(self, _tensor_types(args), args, kwargs)
@@ -121,6 +128,10 @@ class OpOverload:
         return out
 
 
+def _primitive(name: str) -> OpOverload:
+    return PRIMITIVES[name]
+
+
 _CHECKED = ("binary", "compare", "reduce", "kernel", "join")  # views check themselves
 
 # ---------------------------------------------------------------------------
@@ -131,16 +142,20 @@ def _arrays(value):
     if isinstance(value, Tensor):
         return value._array
     if isinstance(value, (tuple, list)):
-        return type(value)(_arrays(v) for v in value)
+        return type(value)([_arrays(v) for v in value])
     return value
 
 
 def _tensor_types(args) -> tuple:
     types = []
     for a in args:
-        for v in a if isinstance(a, (tuple, list)) else (a,):
-            if isinstance(v, Tensor) and type(v) not in types:
-                types.append(type(v))
+        if isinstance(a, Tensor):  # speed only: the usual argument, tested before the nested ones
+            if type(a) not in types:
+                types.append(type(a))
+        elif isinstance(a, (tuple, list)):
+            for v in a:
+                if isinstance(v, Tensor) and type(v) not in types:
+                    types.append(type(v))
     return tuple(types)
 
 
@@ -193,6 +208,14 @@ def _compare_impl(name):
     return impl
 
 
+def _unary_inplace_impl(name):
+    def impl(a):
+        if not _kernels().unary_(name, a):  # no in-place kernel: compute, then write back
+            a[...] = _kernels().unary(name, a)
+        return a
+    return impl
+
+
 def _method_impl(method: str):
     """A view or copy primitive: the Tensor method's own code, on a plain Tensor."""
     def impl(a, *args, **kwargs):
@@ -210,6 +233,14 @@ def _creation_impl(name):
             _functions._generator.standard_normal
         return draw(shape, dtype=dtype)
     return impl
+
+
+def _arange_impl(start, end, step, dtype):
+    """start, start + step, ... short of end, in ``dtype``: value i is start + i * step,
+    computed in int64 (all three ints) or float64, as tensor.arange computes it."""
+    ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    steps = np.arange(_meta.arange_length(start, end, step), dtype=np.int64 if ints else np.float64)
+    return (start + steps * step).astype(dtype.numpy_dtype)
 
 
 def _copy_impl(dst, src):
@@ -231,6 +262,7 @@ def _build() -> dict[str, OpOverload]:
         if op.kind == "unary":
             add(op.name, "unary", (lambda n: lambda a: _kernels().unary(n, a))(op.name),
                 _meta.unary(op.name))
+            add(op.name + "_", "inplace", _unary_inplace_impl(op.name), _meta.unary_inplace)
         elif op.kind == "binary":
             add(op.name, "binary", _binary_impl(op.name), _meta.binary(op.name))
         elif op.kind == "compare":
@@ -257,6 +289,7 @@ def _build() -> dict[str, OpOverload]:
     add("stack", "join", lambda arrays, dim: np.stack(arrays, axis=dim), _meta.stack)
     for name in ("full", "rand", "randn"):
         add(name, "creation", _creation_impl(name), _meta.META[name])
+    add("arange", "creation", _arange_impl, _meta.META["arange"])
     return table
 
 
@@ -270,19 +303,15 @@ __all__ += sorted(PRIMITIVES)
 # ---------------------------------------------------------------------------
 
 def _call(name, *args):
-    """One backend call as its primitive: arrays become Tensors, the answer an array."""
-    out = PRIMITIVES[name](*(wrap_array(a) if isinstance(a, np.ndarray) else _plain(a)
-                             for a in args))
+    """One backend call as its primitive: arrays become Tensors, NumPy scalars Python
+    numbers (so that a graph prints them as numbers), the answer an array."""
+    out = PRIMITIVES[name](*[wrap_array(a) if isinstance(a, np.ndarray) else
+                             a.item() if isinstance(a, np.generic) else a for a in args])
     return out._array if isinstance(out, Tensor) else out
 
 
-def _plain(x):
-    """A NumPy scalar operand as a Python number (so a graph prints it as one)."""
-    return x.item() if isinstance(x, np.generic) else x
-
-
 class _Router:
-    """What ``tensor.backend._active`` is while a dispatch mode is on. Names and
+    """What ``tensor.backend.ops()`` returns while a dispatch mode is on. Names and
     signatures are the backend interface's; each call becomes its primitive."""
 
     def unary(self, op, a):
@@ -296,10 +325,11 @@ class _Router:
     def binary_scalar(self, op, a, value, left):
         return _call(op, value, a) if left else _call(op, a, value)
 
-    def unary_(self, op, a):  # in place: refused, so the front end computes and copies
-        return False
+    def unary_(self, op, a):  # in place: the primitive relu_ (for op "relu") writes into a
+        _call(op + "_", a)
+        return True
 
-    def binary_(self, op, a, b):
+    def binary_(self, op, a, b):  # refused: the front end computes, then writes with copy_
         return False
 
     def compare(self, op, a, b):
@@ -310,7 +340,9 @@ class _Router:
 
     def __getattr__(self, name):
         if name in PRIMITIVES:  # where, clamp, matmul, conv2d, ...: the same arguments
-            return lambda *args: _call(name, *args)
+            route = functools.partial(_call, name)
+            setattr(self, name, route)  # speed only: found at once on the next call
+            return route
         return getattr(_kernels(), name)  # not a primitive: straight to the kernels
 
 
@@ -318,7 +350,7 @@ _ROUTER = _Router()
 
 
 def _switch(on: bool) -> None:
-    _backend._active = _ROUTER if on else _kernels()
+    _backend._make_active(_ROUTER if on else _kernels())
 
 
 dispatch._set_router(_switch, PRIMITIVES)

@@ -9,3 +9,11 @@ import tensor.backend
 
 NUMBA = importlib.import_module(tensor.backend._module_name("numba"))
 FAST = NUMBA.__name__.startswith("tensor.backend.fast")
+
+
+def share_with_workers(monkeypatch, shared: bool) -> None:
+    """On the fast layer, share every op with the worker threads from its first
+    element-copy on (``shared``) or never; the kernels layer has no workers, and
+    runs each op on the caller either way."""
+    if FAST:
+        monkeypatch.setattr(NUMBA.settings, "SPIN_MIN", 1 if shared else 1 << 60)

@@ -21,12 +21,12 @@ the two graphs one for one, after these rules, each applied to one side:
   ``getitem`` (picking the outputs of an op with several:
   ``native_batch_norm`` answers three, ``max_pool2d_with_indices`` two;
   our primitives answer one).
-- in place: torch records ``aten.relu_``, ``aten.add_``; our front end
-  computes the result and writes it back with ``copy_`` (``ReLU(inplace=True)``)
-  or rebinds the Tensor to it (``out += identity``). `normalise_inplace`
-  strips the trailing ``_`` of torch's in-place ops, and our ``copy_`` of a
-  primitive's result into that primitive's own first input is dropped: both
-  sides then say what is computed, not where it is stored.
+- in place: torch records ``aten.relu_``, ``aten.add_``. We record
+  ``tensor.ops.relu_`` for ``ReLU(inplace=True)`` too, but ``out += identity``
+  is an ``add`` whose result ``copy_`` writes back. `normalise_inplace`
+  strips the trailing ``_`` of in-place ops on both sides, and our ``copy_``
+  of a primitive's result into that primitive's own first input is dropped:
+  both sides then say what is computed, not where it is stored.
 - `adaptive_avg_pool2d` depends on its argument: to ``(1, 1)`` (every zoo
   model's head) torch computes a mean over the last two dims
   (``aten.mean.dim``); to another size, ``aten._adaptive_avg_pool2d``.
@@ -47,6 +47,7 @@ ATEN: dict[str, tuple[str, ...]] = {
     "avg_pool2d": ("aten.avg_pool2d.default",),
     "adaptive_avg_pool2d": ("aten.mean.dim",),  # to (1, 1); see aten_ops
     "relu": ("aten.relu.default",),
+    "relu_": ("aten.relu_.default",),  # ReLU(inplace=True)
     "gelu": ("aten.gelu.default",),
     "tanh": ("aten.tanh.default",),
     "sigmoid": ("aten.sigmoid.default",),

@@ -31,9 +31,9 @@ that array's identity and keeps the arrays alive while tracing. An array
 that reaches a primitive, that no primitive made, and that shares memory
 with one that was, was made by front-end code outside the primitive table:
 that is refused with an error naming the primitive, since the graph would
-silently lose the view. Two parts of `tensor.nn` are such code:
-attention (tensor/nn/_attention.py), and BatchNorm's training statistics
-(trace in ``eval()`` mode).
+silently lose the view. No layer of `tensor.nn` computes so (attention and
+BatchNorm's training statistics are written in primitives too); the check
+guards front-end code yet to come.
 
 ``decomposition_table`` maps a public op (``tensor.nn.functional.gelu``)
 or a primitive (``tensor.ops.linear``) to a function that computes it from
@@ -43,8 +43,11 @@ calls.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 import tensor
 from tensor import Tensor
@@ -52,8 +55,10 @@ from tensor.dispatch import TensorDispatchMode
 from tensor.fake import FakeTensorMode
 from tensor.overrides import TensorFunctionMode
 
+from .._lazy_graph_module import _LazyGraphModule
 from ..graph import Graph
 from ..graph_module import GraphModule
+from ..namespace import _illegal_chars, _split_name
 from ..node import Node
 
 __all__ = ["make_fx"]
@@ -92,7 +97,7 @@ class _Recorder(TensorDispatchMode):
                 "_tensor_constant"
             name = f"{prefix}{sum(k.startswith(prefix) for k in self.constants)}"
             self.constants[name] = value
-        node = self.graph.get_attr(name)
+        node = self.graph.create_node("get_attr", name, name=_attr_node_name(name))
         self.bind(value, node)
         return node
 
@@ -100,7 +105,10 @@ class _Recorder(TensorDispatchMode):
         if isinstance(value, Tensor):
             return self.node_of(value, func)
         if isinstance(value, (tuple, list)):
-            return type(value)([self.as_arg(v, func) for v in value])
+            # Speed only: a Tensor or a number inside is handled here, not by a call each.
+            return type(value)([self.node_of(v, func) if isinstance(v, Tensor) else
+                                self.as_arg(v, func) if isinstance(v, (tuple, list, dict)) else v
+                                for v in value])
         if isinstance(value, dict):
             return {k: self.as_arg(v, func) for k, v in value.items()}
         return value
@@ -136,9 +144,28 @@ class _Recorder(TensorDispatchMode):
         return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _attr_node_name(target: str) -> str:
+    """``layer1.0.conv1.weight`` -> ``layer1_0_conv1_weight``: the name a ``get_attr``
+    node of ``target`` starts from, made legal as `Namespace.create_name` makes it.
+
+    Speed only: ``graph.get_attr(target)`` gives the node the same name, but
+    makes a dotted target legal with two regular expressions per node; a
+    ResNet-50 has 267 of them, the same ones at every trace, so the legal
+    spelling is worked out once per target and handed to ``create_node``.
+    """
+    candidate = Graph._target_to_str(target)
+    if _split_name(candidate)[0] is None:
+        candidate = _illegal_chars.sub("_", candidate) or "_unnamed"
+        if candidate[0].isdigit():
+            candidate = "_" + candidate
+    return candidate
+
+
 def _memory_of(arr: Any) -> Any:
-    """The object that owns an array's memory: the end of its chain of ``.base``."""
-    while getattr(arr, "base", None) is not None:
+    """The object that owns an array's memory: the end of its chain of ``.base``
+    (an array that owns its data, or the buffer under one: a fake array's memory map)."""
+    while isinstance(arr, np.ndarray) and arr.base is not None:
         arr = arr.base
     return arr
 
@@ -201,7 +228,7 @@ def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
         root.update({name: value for name, value in named.items() if name in read})
         name = type(fn).__name__ if isinstance(fn, tensor.nn.Module) else \
             getattr(fn, "__name__", "GraphModule")
-        return GraphModule(root, graph, name)
+        return _LazyGraphModule(root, graph, name)
 
     return traced
 

@@ -40,8 +40,11 @@ def _is_tensor_method(func: Callable[..., Any]) -> bool:
 
 
 _RANDOM_DRAWS = frozenset({tensor.rand, tensor.randn, tensor.rand_like, tensor.randn_like})
-# the primitives (chapter 12) with an effect: an in-place write, and the draws
-_IMPURE_PRIMITIVES = frozenset({tensor.ops.copy_, tensor.ops.rand, tensor.ops.randn})
+# the primitives (chapter 12) with an effect: the in-place writes (copy_, relu_ ...),
+# and the draws
+_IMPURE_PRIMITIVES = frozenset({tensor.ops.copy_, tensor.ops.rand, tensor.ops.randn,
+                                *(p for p in tensor.ops.PRIMITIVES.values()
+                                  if p.kind == "inplace")})
 
 
 class TensorFramework(Framework):

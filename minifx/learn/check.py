@@ -48,8 +48,8 @@ class Outcome:
 
 
 def module_name(file: str) -> str:
-    """``minifx/node.py`` -> ``minifx.node``."""
-    return file.removesuffix(".py").replace("/", ".")
+    """``minifx/node.py`` -> ``minifx.node``; a package's ``__init__.py`` -> the package."""
+    return file.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 def _lessons(chapter: str, reference: Path) -> list[str]:

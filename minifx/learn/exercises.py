@@ -77,6 +77,19 @@ EXERCISES: list[Exercise] = [
          "Strings as they are; builtins as builtins.name, _operator functions as "
          "operator.name; the rest by qualified_name (repr when it has no name).",
          ("tests/ch01/test_ch01_first_example.py",)),
+        ("minifx/node.py", "qualified_name", "the dotted name of a target",
+         "Special spellings first (an __fx_name__, a framework's, a builtin's bare name); "
+         "then module and qualname, repaired when no path leads back to the object; then "
+         "drop private module segments while the parent still exposes it.",
+         ("tests/ch01/test_ch01_naming.py", "tests/ch01/test_ch01_first_example.py")),
+        ("minifx/node.py", "type_repr", "how an annotation prints",
+         "Classes by name (builtins bare, others qualified), the ellipsis and plain "
+         "functions specially, and everything else by its repr.",
+         ("tests/ch01/test_ch01_naming.py", "tests/ch01/test_ch01_first_example.py")),
+        ("minifx/node.py", "_format_arg", "how an argument prints",
+         "Recurse through lists, tuples and dicts; a Node prints with a %; everything else "
+         "by str.",
+         ("tests/ch01/test_ch01_naming.py", "tests/ch01/test_ch01_first_example.py")),
     ),
     *_rows(
         "ch02",
@@ -117,6 +130,26 @@ EXERCISES: list[Exercise] = [
          "tracer's tables; make the arguments; call it under a _Patcher; record the output.",
          ("tests/ch02/test_ch02_tracer.py", "tests/ch02/test_ch02_proxy.py",
           "tests/ch02/test_ch02_trace_errors.py")),
+        ("minifx/proxy.py", "_install_magic_methods", "give Proxy its operators",
+         "Loop over the operator tables of magic_methods.py; for each entry make a small "
+         "function that records the operator through the Proxy's tracer, name it, and "
+         "set it on the class; the reflected ones swap the operands.",
+         ("tests/ch02/test_ch02_proxy.py",)),
+        ("minifx/tracer.py", "Tracer._specialize", "a concrete_args value, checked at run time",
+         "map_aggregate over the value: each leaf gets a numbered placeholder (with the "
+         "parameter's default) and, depending on its type, an assert node, a None check "
+         "or a warning; the leaf itself goes back.",
+         ("tests/ch02/test_ch02_tracer.py",)),
+        ("minifx/tracer.py", "Tracer.create_arg", "tensors and modules met as arguments",
+         "Proxies and plain constants first; containers to the base class; then ask the "
+         "value's framework: parameter, other tensor or module, each looked up by identity "
+         "in the root, each a get_attr node or the error the docstring gives.",
+         ("tests/ch02/test_ch02_tracer.py",)),
+        ("minifx/proxy.py", "find_proxy", "the Proxy that records a call",
+         "Walk the arguments in the order they are written, into containers too, and "
+         "answer the first Proxy met (or None); a quick look at the plain positional "
+         "arguments first is allowed, as long as the order stays right.",
+         ("tests/ch02/test_ch02_proxy.py",)),
     ),
     *_rows(
         "ch03",
@@ -205,6 +238,31 @@ EXERCISES: list[Exercise] = [
          "meta['tensor_meta'] when a tensor was found; meta['type'] is the result's type. "
          "Wrap a failure in a RuntimeError naming n.",
          ("tests/ch04/test_shape_prop.py",)),
+        ("minifx/interpreter.py", "Interpreter.fetch_attr", "find what a target names",
+         "fetch_path from self.module does the walk; turn its AttributeError into the "
+         "RuntimeError the docstring gives.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.get_attr", "the get_attr opcode",
+         "The target is a dotted path: let fetch_attr find it.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.call_function", "the call_function opcode",
+         "The target is the callable itself; the arguments are already values.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.call_method", "the call_method opcode",
+         "The first argument is the object, the target the method's name; the rest are "
+         "the method's arguments.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.call_module", "the call_module opcode",
+         "Find the submodule by its path and call it as eager code would.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "_message_with_node", "name the node in an error",
+         "Build the 'While executing' part from the node's line, add its stack trace when "
+         "it has one, and put the original message in front when there is one.",
+         ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.boxed_run", "run on a list it empties",
+         "Pair the graph's placeholders with the values, check the counts first, empty "
+         "the caller's list, and run with the pairs as the initial environment.",
+         ("tests/ch04/test_interpreter.py",)),
     ),
     *_rows(
         "ch05",
@@ -223,6 +281,23 @@ EXERCISES: list[Exercise] = [
          "new_graph an output of their nodes, with the old output's meta, and put new_graph "
          "in a GraphModule of self.module.",
          ("tests/ch05/test_transformer.py",)),
+        ("minifx/transformer.py", "Transformer.get_attr", "an attribute read, recorded",
+         "Do not fetch the attribute: let self.tracer record a get_attr node of the same "
+         "target, and return its Proxy.",
+         ("tests/ch05/test_transformer.py",)),
+        ("minifx/transformer.py", "Transformer.call_module", "a submodule call, recorded",
+         "Find the submodule by its path, then hand it to the tracer's call_module hook "
+         "together with its forward; the tracer decides (here: always a leaf).",
+         ("tests/ch05/test_transformer.py",)),
+        ("minifx/transformer.py", "Transformer.run_node", "remember which node is running",
+         "Tell the tracer which old node is being run (source_node), run it as the "
+         "Interpreter does, and forget it again whatever happens.",
+         ("tests/ch05/test_transformer.py",)),
+        ("minifx/transformer.py", "_TransformerTracer.create_node",
+         "carry the old node's line and wrap mark",
+         "Let the Tracer make the node; then, from source_node, copy the stack trace when "
+         "the new node lacks one, and the is_wrapped mark when the target is the same.",
+         ("tests/ch05/test_transformer.py",)),
     ),
     *_rows(
         "ch06",
@@ -240,7 +315,8 @@ EXERCISES: list[Exercise] = [
          "operator_format and inplace_format give templates for operators; otherwise "
          "add_global names the function; getattr(x, 'name') prints as x.name; "
          "self.format_args spells the arguments; note wrapped functions.",
-         ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py")),
+         ("tests/ch06/test_codegen.py", "tests/ch06/test_graph_module.py",
+          "tests/ch06/test_codegen_writer.py")),
         ("minifx/codegen.py", "CodeWriter.emit_call_method", "a method call's line",
          "Spell the object, pick attribute syntax or getattr with a quoted name, and "
          "format the other arguments.",
@@ -280,6 +356,64 @@ EXERCISES: list[Exercise] = [
          "Combine cls with the framework's module class once (cached by the pair); then "
          "make a fresh subclass of that for this one instance.",
          ("tests/ch06/test_graph_module.py",)),
+        ("minifx/codegen.py", "CodeWriter.emit_get_attr", "an attribute read's line",
+         "The left side as every node's; the right side is the target spelled as a path "
+         "from the module's name, with getattr for atoms that are no identifiers.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.emit_call_module", "a submodule call's line",
+         "Spell the module as a path from the module's name, as get_attr does, and call "
+         "it with the node's arguments spelled.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.format_args", "the inside of a call",
+         "Spell the positional arguments, then the keyword ones as key = value; keys that "
+         "cannot be keywords go into one ** dict at the end.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.finish", "the def line and the indented body",
+         "Pick the body (or pass), let the body transformer see it, add the wrap lines "
+         "above, then the def line from gen_fn_def and the body indented; hand back a "
+         "PythonCode with the globals.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.add_global", "bind an object as a global",
+         "Answer a known object as before; a package path goes through spell_package; "
+         "otherwise name it with the namespace and bind it, refusing a name taken by "
+         "another object.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.spell_package", "tensor.sigmoid, bound by its package",
+         "Bind the first part of the path once, under its own name unless a node or "
+         "parameter took it; spell the rest after it.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.spell_builtin", "getattr, unless a parameter took it",
+         "A free name is its own spelling; a taken one gets one alias from the namespace, "
+         "bound to the builtin, and keeps it.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.spell_type", "spell an annotation",
+         "Classes, the empty tuple, X | Y unions, generics with their parameters, then "
+         "anything else: each case in the order the docstring gives, binding what is no "
+         "builtin.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "_names_in_use", "the names globals must not take",
+         "One pass over the nodes: collect names, refusing a repeated or illegal one; a "
+         "placeholder adds its parameter's name without stars.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "_package_path", "can a callable print as tensor.sigmoid",
+         "Rule out what cannot be a path, ask qualified_name, check the package and the "
+         "atoms, and make sure the path leads back to the very object.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/codegen.py", "CodeWriter.spell_float", "a float as source",
+         "repr does it, except for infinity and nan, which are names of the code: spell "
+         "the name as a builtin, keeping the sign.",
+         ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
+          "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
     ),
     *_rows(
         "ch07",
@@ -434,6 +568,19 @@ MORE_HINTS: dict[str, str] = {
         "Look at the target's __module__ and __name__: modules 'builtins' and '_operator' "
         "get the prefixes builtins. and operator.; for everything else ask qualified_name, "
         "and fall back to repr when it raises RuntimeError (a functools.partial).",
+    "qualified_name":
+        "Look __fx_name__ up on the type, not the instance. getattr with a default reads "
+        "__name__, __qualname__ and __module__ (a descriptor has no __module__). _resolve "
+        "follows a module name and a dotted path, giving None when it fails; compare its "
+        "answer with is. A lambda's qualname contains '<lambda>'. Work on the module's "
+        "parts as a list and stop at the first parent that does not give the object.",
+    "type_repr":
+        "A generic alias like list[int] is not a class: check for types.GenericAlias. "
+        "Compare the class's __module__ with 'builtins'. The ellipsis is a singleton: "
+        "test it with is. types.FunctionType recognises a plain function.",
+    "_format_arg":
+        "Test Node first. Join the spelled items with ', '. A tuple of one item needs the "
+        "trailing comma, as Python writes it. Dict keys print with str, values recursively.",
     "TracerBase.create_arg":
         "The order of the checks matters: Proxy first, then the exact fast types (plain "
         "constants, Nodes, a tuple, an empty dict), then objects with __fx_create_arg__, "
@@ -477,6 +624,30 @@ MORE_HINTS: dict[str, str] = {
         "with statement, so a failing forward still restores the module class. The "
         "output node is created with create_node (op and target both 'output'), its "
         "single argument the result turned into a node argument.",
+    "_install_magic_methods":
+        "_mm.dunder and _mm.reflected_dunder give the names, _mm.operator_function the "
+        "operator. A function defined in a loop reads the loop variable when it runs, not "
+        "when it is made: bind the operator as a default argument. The recorded kwargs "
+        "are an empty dict. setattr on the Proxy class itself, after setting __name__.",
+    "Tracer._specialize":
+        "A counter from itertools, started at one, numbers the placeholders. The default "
+        "is the signature's parameter of that name; inspect.Parameter.empty means none. "
+        "Compare the leaf's exact type, not isinstance: an IntEnum member is not checked. "
+        "The assert node's first argument is the Proxy comparison itself (a Proxy ==, "
+        "which records a node). The warning points at the caller's caller.",
+    "Tracer.create_arg":
+        "The framework's is_parameter, is_tensor and is_module answer the kinds; test the "
+        "parameter before the tensor (a parameter is a tensor too). Loop over the named "
+        "members and compare with is. The message of each NameError may add where it "
+        "happened (user_location).",
+    "find_proxy":
+        "A loop over args may return a Proxy it meets before any container, and must "
+        "stop at the first container, which may hide an earlier one. Then let "
+        "map_aggregate visit (args, kwargs) with a function that appends each Proxy to a "
+        "list and returns its argument unchanged.",
+    "CodeWriter.spell_float":
+        "Strip the leading '-' to find the bare text; self.custom_builtins holds inf and "
+        "nan. Replace the bare text in the repr by spell_builtin's answer.",
     "map_aggregate":
         "Test for a leaf first (not one of _CONTAINERS). A named tuple is rebuilt from its "
         "items as positional arguments, a plain tuple from the list of items; lists stay "
@@ -568,6 +739,30 @@ MORE_HINTS: dict[str, str] = {
         "Any exception of the Interpreter's run_node becomes a RuntimeError showing the "
         "node (format_node) and its meta, chained to the original. The function you map "
         "sets a flag (nonlocal) when it meets a tensor (framework_of(obj).is_tensor).",
+    "Interpreter.fetch_attr":
+        "Catch only AttributeError. The message puts the error's own text after the "
+        "words the docstring gives; raise it from None so that no 'During handling' "
+        "context is printed.",
+    "Interpreter.get_attr":
+        "One call: self.fetch_attr with the target (a str). Read it at every run: "
+        "nothing is cached, so a parameter changed between runs is seen.",
+    "Interpreter.call_function":
+        "Call the target with the positional arguments unpacked and the keyword "
+        "arguments unpacked too; return what it returns.",
+    "Interpreter.call_method":
+        "Split args into the object and the rest. getattr on the object itself (not its "
+        "type) finds the method bound to it; call it with the rest and the kwargs.",
+    "Interpreter.call_module":
+        "self.fetch_attr gives the module. Calling the module object (not its forward) "
+        "runs its forward hooks, as eager mode does; pass both args and kwargs.",
+    "_message_with_node":
+        "e.args may be empty. The node's line is what format_node returns. The original "
+        "message and the node are separated by one blank line; the trace follows the "
+        "'Original traceback:' line on the next line.",
+    "Interpreter.boxed_run":
+        "Collect the placeholder nodes in graph order. Compare the lengths before "
+        "touching the list; zip the two into a dict before clearing it (zip is lazy). "
+        "run takes initial_env as a keyword and no positional arguments.",
     "Transformer.placeholder":
         "The target is the name, a str. The default exists only when args is not empty; "
         "otherwise it is inspect.Signature.empty. A Proxy, not a Node, goes back: the "
@@ -579,6 +774,22 @@ MORE_HINTS: dict[str, str] = {
         "The result is None for a graph without output: then add no output. Otherwise map "
         "every Proxy in it to its node (other values stay) and give that to the new "
         "graph's output. The old output node is the last node of self.graph.",
+    "Transformer.get_attr":
+        "fetch_attr would read the value now: a method called on it later would run "
+        "instead of being recorded. The tracer's create_proxy takes the op name, the "
+        "target, and the (empty) args and kwargs it was given.",
+    "Transformer.call_module":
+        "The submodule object comes from the Interpreter's fetch_attr. The hook takes the "
+        "module, the function to run if it were traced through (its forward), then args "
+        "and kwargs; it returns the Proxy to hand back.",
+    "Transformer.run_node":
+        "Set the attribute on self.tracer before calling the Interpreter's run_node "
+        "through super(); a try/finally puts None back, so an error in a rule does not "
+        "leave a stale node behind. Return what super() gave.",
+    "_TransformerTracer.create_node":
+        "super().create_node with every argument unchanged. source_node may be None "
+        "(nothing is being transformed). Compare targets with is. Write the mark into "
+        "node.meta, and return the node in every case.",
     "CodeWriter.spell":
         "Test the exact type against the plain literal types first: that is the common "
         "case, and an IntEnum member must not print as a number. A named tuple is a tuple "
@@ -636,6 +847,47 @@ MORE_HINTS: dict[str, str] = {
         "made with type(name, bases, namespace): bases (cls, base) so GraphModule's "
         "methods come first; its namespace holds __module__ and _module_base. The final "
         "class has only the combined one (or cls) as its base and the same __module__.",
+    "CodeWriter.emit_get_attr":
+        "format_target takes the root's name, the target and the getattr spelling "
+        "(self.getattr_name: a parameter may have taken the name getattr). Append one "
+        "piece, 'lhs = path', to self.body.",
+    "CodeWriter.emit_call_module":
+        "Take the left side before spelling anything: spelling may bind globals, and the "
+        "order of the globals follows the order of the code. format_args takes node.args "
+        "and node.kwargs.",
+    "CodeWriter.format_args":
+        "is_plain_identifier tells which keys can be keywords. Keep the kwargs' order. The "
+        "dict of the other keys is spelled like any argument (a dict literal) after two "
+        "stars. An empty kwargs adds nothing.",
+    "CodeWriter.finish":
+        "A list concatenation, then 'or' for the empty case. add_global(wrap, 'wrap') "
+        "gives the name to call; quote each function's name with _quote and join the "
+        "calls with newlines. Indent with a replace of every newline by a newline and "
+        "four spaces, after stripping the leading newlines, and indent the first line too.",
+    "CodeWriter.add_global":
+        "Cache in self._spelled_as keyed by id(obj), in both branches. _package_path "
+        "gives the path or None. namespace.create_name(hint, obj) returns the same name "
+        "for the same object. The error compares with is.",
+    "CodeWriter.spell_package":
+        "str.partition splits off the package. self._package_names remembers the chosen "
+        "name per package; sys.modules gives the module to bind. Only a name in "
+        "self.taken needs namespace.create_name.",
+    "CodeWriter.spell_builtin":
+        "self._builtin_names remembers each alias. The value comes from "
+        "self.custom_builtins when the name is there, else from the builtins module "
+        "(imported as _builtins).",
+    "CodeWriter.spell_type":
+        "A generic alias such as list[int] is an instance of type in some versions: test "
+        "for __origin__ too. typing.get_args gives a union's members and a generic's "
+        "parameters. Each recursive answer may be None: wrap it in str() before joining.",
+    "_names_in_use":
+        "Two sets: node names, and the parameters; the answer is their union. Check a name "
+        "against the names seen so far before adding it. lstrip removes the stars.",
+    "_package_path":
+        "Test callable first, then builtins classes. Catch RuntimeError and AttributeError "
+        "around qualified_name. partition the path on the first dot; every atom of the "
+        "rest must be a plain identifier before _resolve(package, rest) is compared "
+        "with the object by is.",
     "fuse_conv_bn_weights":
         "Work on the NumPy arrays (._array). A missing BN weight means ones, a missing BN "
         "bias or conv bias zeros. Reshape the scale to (-1, 1, 1, ...) so that it scales "

@@ -20,10 +20,11 @@ import importlib
 import os
 from types import ModuleType
 
-__all__ = ["available", "fast_int8", "get_backend", "ops", "set_backend"]
+__all__ = ["available", "fast_int8", "get_backend", "on_switch", "ops", "set_backend"]
 
 _NAMES = ("numpy", "numba")
 _modules: dict[str, ModuleType] = {}
+_watchers: list = []
 _failures: dict[str, str] = {}
 _active: ModuleType
 _active_name: str
@@ -34,8 +35,9 @@ def _module_name(name: str) -> str:
     ``TENSOR_FAST=0`` asks for the kernels layer alone."""
     if name == "numpy":
         return f"{__name__}.reference"
-    fast = os.environ.get("TENSOR_FAST", "1") != "0"
-    return f"{__name__}.{'fast' if fast else 'kernels'}.backend"
+    from .fast import settings  # the one place TENSOR_FAST is read (and documented)
+
+    return f"{__name__}.{'fast' if settings.FAST else 'kernels'}.backend"
 
 
 def fast_int8() -> ModuleType | None:
@@ -44,8 +46,10 @@ def fast_int8() -> ModuleType | None:
     layer's int8 kernels alone (chapter 10's). The quantized ops ask this on every call."""
     global _int8
     if _int8 is False:
+        from .fast import settings
+
         _int8 = None
-        if os.environ.get("TENSOR_FAST", "1") != "0":
+        if settings.FAST:
             from .fast import qgemm
 
             _int8 = qgemm
@@ -76,16 +80,16 @@ def available() -> list[str]:
 
 def set_backend(name: str) -> None:
     """Make `name` ("numpy" or "numba") compute every tensor operation from now on."""
-    global _active, _active_name
+    global _active_name
     if name not in _NAMES:
         raise ValueError(f"unknown tensor backend {name!r}: choose one of {list(_NAMES)}")
     module = _load(name)
     if module is None:
         raise RuntimeError(f"tensor backend {name!r} is not available ({_failures[name]})")
     routed = "_active" in globals() and not isinstance(_active, ModuleType)
-    if not routed:  # while a dispatch mode is on, the router stays (tensor.ops)
-        _active = module
     _active_name = name
+    if not routed:  # while a dispatch mode is on, the router stays (tensor.ops)
+        _make_active(module)
 
 
 def get_backend() -> str:
@@ -97,6 +101,24 @@ def ops() -> ModuleType:
     """The active backend module (while a dispatch mode is on: `tensor.ops`'s router,
     which turns each call into its primitive)."""
     return _active
+
+
+def on_switch(callback) -> None:
+    """Call ``callback(module)`` with the module that `ops()` returns, now and every
+    time it changes (`set_backend`, a dispatch mode's router going on or off).
+
+    The front end keeps that module in a global of its own this way: on the path
+    of every small op, reading a global is quicker than calling `ops()`."""
+    _watchers.append(callback)
+    callback(_active)
+
+
+def _make_active(module) -> None:
+    """``module`` answers `ops()` from now on; every `on_switch` callback is told."""
+    global _active
+    _active = module
+    for callback in _watchers:
+        callback(module)
 
 
 def _default_name() -> str:

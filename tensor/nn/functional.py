@@ -780,7 +780,8 @@ def scaled_dot_product_attention(
             raise RuntimeError(
                 f"{op}(): with enable_gqa, query's heads ({q.shape[-3]}) must be a multiple "
                 f"of key's and value's ({k.shape[-3]}, {v.shape[-3]})")
-        k, v = _attention.repeat_heads(k, v, q.shape[-3])
+        key, value = _attention.repeat_heads(key, value, q.shape[-3])
+        k, v = key._array, value._array
     try:
         batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
@@ -804,23 +805,27 @@ def scaled_dot_product_attention(
             raise RuntimeError(
                 f"{op}(): attn_mask of shape {_shape(mask)} does not broadcast to the "
                 f"scores' shape {[*batch, q.shape[-2], k.shape[-2]]}") from None
-    return _wrap(_attention.attention(q, k, v, mask, dropout_p, is_causal, scale))
+    return _attention.attention(query, key, value, None if mask is None else attn_mask,
+                                dropout_p, is_causal, scale)
 
 
-def _mha_mask(mask: object, name: str, like: np.ndarray) -> np.ndarray | None:
+def _mha_mask(mask: object, name: str, like: Tensor) -> Tensor | None:
     """A "leave out" mask as floats: a boolean one becomes -inf where True."""
     if mask is None:
         return None
     array = _tensor_array(mask, "multi_head_attention_forward", name)
     if array.dtype == np.bool_:
-        return _attention.blocked_as_minus_inf(array, like.dtype)
+        return _attention.blocked_as_minus_inf(mask, like.dtype)
     if array.dtype.kind != "f":
         raise AssertionError(f"only bool and floating types of {name} are supported")
-    return array
+    return mask
 
 
-def _optional(value: object, op: str, name: str) -> np.ndarray | None:
-    return None if value is None else _tensor_array(value, op, name)
+def _optional(value: object, op: str, name: str) -> Tensor | None:
+    """``value`` itself, once checked to be a Tensor (or None)."""
+    if value is not None:
+        _tensor_array(value, op, name)
+    return value
 
 
 @tensor_function
@@ -851,11 +856,11 @@ def multi_head_attention_forward(
             f"query should be unbatched 2D or batched 3D tensor, with key and value of the "
             f"same rank, but got shapes {_shape(q)}, {_shape(k)} and {_shape(v)}")
     batched = q.ndim == 3
-    padding = _mha_mask(key_padding_mask, "key_padding_mask", q)
+    padding = _mha_mask(key_padding_mask, "key_padding_mask", query)
     if not batched:
-        q, k, v = q[:, None], k[:, None], v[:, None]
-        padding = None if padding is None else padding[None]
-    length, batch, embed = q.shape
+        query, key, value = (x.unsqueeze(1) for x in (query, key, value))
+        padding = None if padding is None else padding.unsqueeze(0)
+    length, batch, embed = query.shape
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
                            "Transformer module method `generate_square_subsequent_mask` to "
@@ -864,24 +869,24 @@ def multi_head_attention_forward(
     if is_causal and padding is None and not need_weights:
         mask = None  # torch trusts the hint: the causal mask replaces attn_mask
     else:
-        mask = _mha_mask(attn_mask, "attn_mask", q)
+        mask = _mha_mask(attn_mask, "attn_mask", query)
         is_causal = is_causal and padding is None
     if embed != embed_dim_to_check:
         raise AssertionError(
             f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed}")
     if embed % num_heads:
         raise AssertionError(f"embed_dim {embed} not divisible by num_heads {num_heads}")
-    source = k.shape[0]
+    source = key.shape[0]
     if mask is not None:
         expected = (length, source) if mask.ndim == 2 else (batch * num_heads, length, source)
-        if mask.ndim not in (2, 3) or mask.shape != expected:
+        if mask.ndim not in (2, 3) or tuple(mask.shape) != expected:
             raise RuntimeError(f"The shape of the {mask.ndim}D attn_mask is "
                                f"{_size(mask.shape)}, but should be {expected}.")
-    if padding is not None and padding.shape != (batch, source):
+    if padding is not None and tuple(padding.shape) != (batch, source):
         raise AssertionError(f"Expected key_padding_mask of shape {(batch, source)}, "
-                             f"got {_shape(padding)}")
+                             f"got {list(padding.shape)}")
     bias = _optional(in_proj_bias, op, "in_proj_bias")
-    biases = (None, None, None) if bias is None else tuple(np.split(bias, 3))
+    biases = (None, None, None) if bias is None else _thirds(bias)
     if use_separate_proj_weight:
         weights = [_optional(w, op, name) for w, name in (
             (q_proj_weight, "q_proj_weight"), (k_proj_weight, "k_proj_weight"),
@@ -893,18 +898,25 @@ def multi_head_attention_forward(
         packed = _optional(in_proj_weight, op, "in_proj_weight")
         if packed is None:
             raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
-        if k.shape != v.shape:
+        if key.shape != value.shape:
             raise AssertionError(
-                f"key shape {_size(k.shape)} does not match value shape {_size(v.shape)}")
-        weights = np.split(packed, 3)
+                f"key shape {_size(key.shape)} does not match value shape {_size(value.shape)}")
+        weights = _thirds(packed)
+    _tensor_array(out_proj_weight, op, "out_proj_weight")
     statics = (_optional(static_k, op, "static_k"), _optional(static_v, op, "static_v"))
     out, attn = _attention.multi_head_attention(
-        q, k, v, num_heads, tuple(weights), biases,
+        query, key, value, num_heads, tuple(weights), biases,
         (_optional(bias_k, op, "bias_k"), _optional(bias_v, op, "bias_v")), add_zero_attn,
-        dropout_p if training else 0.0, _tensor_array(out_proj_weight, op, "out_proj_weight"),
+        dropout_p if training else 0.0, out_proj_weight,
         _optional(out_proj_bias, op, "out_proj_bias"), padding, need_weights, mask, statics,
         average_attn_weights, is_causal)
     if not batched:
         out = out[:, 0]
         attn = None if attn is None else attn[0]
-    return _wrap(np.ascontiguousarray(out)), None if attn is None else _wrap(attn)
+    return out.contiguous(), attn
+
+
+def _thirds(packed: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """The query, key and value rows of a packed projection (torch's in_proj chunks)."""
+    third = packed.shape[0] // 3
+    return packed[:third], packed[third:2 * third], packed[2 * third:]

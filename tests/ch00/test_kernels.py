@@ -24,7 +24,7 @@ RNG = np.random.default_rng(0)
 @pytest.fixture(autouse=True)
 def kernels_even_for_tiny_inputs(monkeypatch):
     """The backend hands inputs of <= SMALL elements to NumPy; test the kernels on them too."""
-    monkeypatch.setattr(nb, "SMALL", -1)
+    monkeypatch.setattr(nb, "SMALL", -1, raising=False)  # (the kernels layer has none)
 
 
 def t(a):
@@ -210,6 +210,7 @@ def test_exp32_accuracy_in_ulps():
     assert ulps(tanh, oracles.rounded_once(math.tanh, x[np.abs(x) < 20])).max() <= 4
 
 
+@pytest.mark.fast_layer  # the fast layer's float32 maths (math32.py)
 def test_sigmoid_exp_changes_no_sigmoid_bit():
     """sigmoid's own exp (exp32_flush) gives 0 below -87, where exp32 gives
     a tiny value: 1 + either is 1, so sigmoid is exp32's sigmoid to the bit."""
@@ -257,6 +258,7 @@ def test_batch_norm_fold_rounds_as_numpy_does(dtype):
         np.testing.assert_array_equal(got_beta, beta)
 
 
+@pytest.mark.fast_layer  # the fast layer's float32 maths (math32.py)
 def test_gelu_flushed_exp_changes_only_results_below_1e37():
     """gelu32 takes exp32_flush: up to |x| = 13 every bit is what exp32 gives, and
     beyond, a result under 1e-37 in size may become -0.0."""
@@ -292,6 +294,7 @@ def _correctly_rounded_pow(x, y):
     return oracles.c_pow(x, y)
 
 
+@pytest.mark.fast_layer  # pow32's own accuracy (math32.py); libm's powf is 1 ulp too
 def test_pow32_within_one_ulp_of_the_correctly_rounded_power():
     """pow32 computes y * log2(x) and 2 ** that in float64: never more than 1 ulp
     from the correctly rounded power, subnormal and overflowing results
@@ -355,6 +358,7 @@ def assert_c_pow(actual, x, y):
     assert oracles.ulps(actual[~representable], expected[~representable]).max(initial=0) <= 1
 
 
+@pytest.mark.fast_layer  # the routes are the fast layer's (in place, scalar, ...)
 def test_pow32_same_bits_on_every_route():
     """Serial and split over threads, contiguous and strided, a tensor and a
     number exponent, in place: every route gives the same bits (pow32's fmas
@@ -478,6 +482,7 @@ def test_norms_and_embedding(dtype):
     check(nb.embedding(idx, weight), F.embedding(t(idx), t(weight)), exact=True)
 
 
+@pytest.mark.fast_layer
 def test_tiny_inputs_take_the_numpy_path_with_the_same_results(monkeypatch):
     monkeypatch.setattr(nb, "SMALL", 64)
     a, b = data((2, 3), np.float32), data((3,), np.float32)

@@ -72,8 +72,9 @@ def test_chunked_reductions_either_way(shared, monkeypatch):
     """A whole-array reduction on this thread, or its chunks shared with the spinning
     workers (``chunks_task``), gives the same answer."""
     from tests.backends import NUMBA as nb
+    from tests.backends import share_with_workers
 
-    monkeypatch.setattr(nb.settings, "SPIN_MIN", 1 if shared else 1 << 60)
+    share_with_workers(monkeypatch, shared)
     a = rows(np.float32, 100_000)
     np.testing.assert_allclose(nb.reduce("sum", a, (), False), a.sum(dtype=np.float64),
                                rtol=1e-5)

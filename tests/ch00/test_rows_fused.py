@@ -10,12 +10,13 @@ import torch
 import torch.nn.functional as F
 
 from tests.backends import NUMBA as nb
+from tests.backends import share_with_workers
 
 
 @pytest.fixture(params=["serial", "shared"])
 def threads(request, monkeypatch):
     """On this thread alone, or shared with the spinning workers from the first row."""
-    monkeypatch.setattr(nb.settings, "SPIN_MIN", 1 if request.param == "shared" else 1 << 60)
+    share_with_workers(monkeypatch, request.param == "shared")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

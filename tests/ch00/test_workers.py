@@ -46,7 +46,8 @@ def test_ranges_run_on_other_threads():
 
     nb.in_ranges(job, 100, 3)
     assert threading.get_ident() in threads  # the caller runs the first range
-    assert len(threads) == 3
+    # each polling worker takes a range; the caller runs the ones left over
+    assert len(threads) == min(3, nb.threads.SPINNERS.workers + 1)
 
 
 @pytest.mark.parametrize("failing", [0, 1, 2])

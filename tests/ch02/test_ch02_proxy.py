@@ -50,10 +50,40 @@ def test_comparison_and_unary_operators(name):
 
 
 def test_table_covers_every_operator():
+    graph = minifx.Graph()
+    x = Proxy(graph.placeholder("x"))  # the first Proxy: the operators are installed by now
     for name in magic_methods:
         if name == "div":
             continue
-        assert hasattr(Proxy, f"__{name.rstrip('_')}__"), name
+        dunder = f"__{name.rstrip('_')}__"
+        assert getattr(Proxy, dunder).__name__ == dunder, name
+    for name in reflectable_magic_methods:
+        if name in ("div", "getitem"):
+            continue
+        dunder = f"__r{name.rstrip('_')}__"
+        assert getattr(Proxy, dunder).__name__ == dunder, name
+    assert not hasattr(Proxy, "__rgetitem__")
+    # Each method records its own operator, on the operands in the order written.
+    for name in BINARY:
+        fn = getattr(operator, name)
+        dunder = name.rstrip("_")
+        assert getattr(x, f"__{dunder}__")(3).node.target is fn, name
+        reflected = getattr(x, f"__r{dunder}__")(3).node
+        assert (reflected.target, reflected.args) == (fn, (3, x.node)), name
+        assert reflected.kwargs == {}
+    assert (x / 2).node.target is operator.truediv and (2 / x).node.args == (2, x.node)
+
+
+def test_a_graph_appending_proxy_records_operators_into_its_graph():
+    graph = minifx.Graph()
+    x = Proxy(graph.placeholder("x"))
+    y = -(x[1:] @ x) ** 2 != ~x
+    graph.output(y.node)
+    ours = str(graph)
+    theirs = torch.fx.Graph()
+    tx = torch.fx.Proxy(theirs.placeholder("x"))
+    theirs.output((-(tx[1:] @ tx) ** 2 != ~tx).node)
+    assert ours == str(theirs)
 
 
 def test_indexing_with_slices_none_and_ellipsis():
@@ -185,3 +215,27 @@ def test_proxy_is_hashable_and_repr_names_its_node():
 def test_trace_error_is_a_value_error():
     assert issubclass(TraceError, ValueError)
     assert issubclass(minifx.proxy.TraceError, RuntimeError)
+
+
+def test_find_proxy_finds_the_first_proxy_in_written_order():
+    from minifx.proxy import find_proxy
+
+    graph = minifx.Graph()
+    x, y = Proxy(graph.placeholder("x")), Proxy(graph.placeholder("y"))
+    assert find_proxy((1, x, y), {}) is x
+    assert find_proxy((1, [2, (3, y)], x), {}) is y  # inside the container that comes first
+    assert find_proxy((1, 2), {"k": x, "j": y}) is x
+    assert find_proxy((1,), {"k": {"a": [y]}}) is y
+    assert find_proxy((slice(None, y),), {}) is y
+    assert find_proxy((1, "s", None), {"k": [2]}) is None
+
+
+def test_a_proxy_inside_a_list_argument_records_the_call_like_torch_fx():
+    def build(lib):
+        def program(x):
+            return lib.cat([lib.ones(2), x], dim=0), lib.stack(tensors=[x, x])
+        return program
+
+    ours, _ = assert_same_trace(build)
+    assert [n.target for n in ours.graph.find_nodes(op="call_function")][-2:] == [
+        tensor.cat, tensor.stack]

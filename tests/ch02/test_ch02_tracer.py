@@ -4,7 +4,10 @@ torch.fx's own idiom: trace, lint, compare with eager, and here also compare
 the graph and code with torch.fx on the torch twin of each module.
 """
 
+import enum
 import math
+import operator
+import types
 
 import pytest
 import torch
@@ -521,3 +524,137 @@ def test_a_traced_tensor_function_is_a_tensor_module_even_with_torch_imported():
     gm = minifx.symbolic_trace(uses_decorated)
     assert isinstance(gm, tensor.nn.Module) and not isinstance(gm, torch.nn.Module)
     assert type(gm).__name__ == "uses_decorated"
+
+
+def test_concrete_args_keep_defaults_and_check_each_value_like_torch_fx():
+    def build(lib):
+        def program(x, scale, shift=2.5, bias=None, mode="fast"):
+            out = x * scale + shift
+            return out if bias is None else out + bias
+        return program
+
+    concrete = {"scale": 3, "shift": 0.5, "bias": None, "mode": "slow"}
+    ours = minifx.symbolic_trace(build(tensor), concrete_args=concrete)
+    theirs = torch.fx.symbolic_trace(build(torch), concrete_args=concrete)
+    # tensor has no _assert: minifx checks with its own (torch.fx with torch._assert).
+    assert str(ours.graph) == str(theirs.graph).replace(
+        "torch.fx._symbolic_trace", "minifx.tracer").replace(
+        "torch._assert", "minifx.tracer._assert").replace("torch", "tensor")
+    placeholders = [(n.name, n.args) for n in ours.graph.nodes if n.op == "placeholder"]
+    assert placeholders == [("x", ()), ("scale_1", ()), ("shift_1", (2.5,)),
+                            ("bias_1", (None,)), ("mode_1", ("fast",))]
+    x = tensor.randn(3)
+    tensor.testing.assert_close(ours(x, 3, 0.5, None, "slow"), x * 3 + 0.5)
+    with pytest.raises(AssertionError, match="shift has been specialized to have value 0.5"):
+        ours(x, 3, 0.25, None, "slow")
+    with pytest.raises(AssertionError, match="bias has been specialized to have value None"):
+        ours(x, 3, 0.5, 1.0, "slow")
+    with pytest.raises(AssertionError, match="mode has been specialized to have value slow"):
+        ours(x, 3, 0.5, None, "fast")
+
+
+def test_a_concrete_container_gets_one_placeholder_per_value():
+    def program(x, cfg):
+        scale, shift = cfg["scale"], cfg["shift"]
+        return x * scale + shift[0]
+
+    gm = minifx.symbolic_trace(program, concrete_args={"cfg": {"scale": 3, "shift": [0.5]}})
+    gm.graph.lint()
+    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    assert names == ["x", "cfg_1", "cfg_2"]
+    checks = [n for n in gm.graph.nodes if n.op == "call_function" and n.args
+              and isinstance(n.args[-1], str) and "specialized" in n.args[-1]]
+    assert len(checks) == 2
+    x = tensor.randn(3)
+    tensor.testing.assert_close(gm(x, 3, 0.5), x * 3 + 0.5)
+    with pytest.raises(AssertionError, match="cfg has been specialized to have value 3"):
+        gm(x, 4, 0.5)
+
+
+def test_a_concrete_arg_that_cannot_be_checked_warns_like_torch_fx():
+    def build(lib):
+        def program(x, opts):
+            return x * opts.scale
+        return program
+
+    opts = types.SimpleNamespace(scale=2.0)
+    with pytest.warns(UserWarning, match="Was not able to add assertion") as ours_warned:
+        ours = minifx.symbolic_trace(build(tensor), concrete_args={"opts": opts})
+    with pytest.warns(UserWarning, match="Was not able to add assertion"):
+        theirs = torch.fx.symbolic_trace(build(torch), concrete_args={"opts": opts})
+    assert "correct input opts to specialized function" in str(ours_warned[0].message)
+    assert str(ours.graph) == str(theirs.graph).replace("torch", "tensor")
+    assert [n.name for n in ours.graph.nodes if n.op == "placeholder"] == ["x", "opts_1"]
+    assert not [n for n in ours.graph.nodes if n.op == "call_function"
+                and n.target is not operator.mul]
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+def test_a_subclass_of_a_constant_type_is_not_checked_like_torch_fx():
+    def build(lib):
+        def program(x, level):
+            return x * int(level)
+        return program
+
+    with pytest.warns(UserWarning, match="correct input level to specialized function"):
+        ours = minifx.symbolic_trace(build(tensor), concrete_args={"level": Level.HIGH})
+    with pytest.warns(UserWarning, match="correct input level to specialized function"):
+        theirs = torch.fx.symbolic_trace(build(torch), concrete_args={"level": Level.HIGH})
+    assert str(ours.graph) == str(theirs.graph).replace("torch", "tensor")
+    assert [n.op for n in ours.graph.nodes] == ["placeholder", "placeholder", "call_function",
+                                               "output"]
+
+
+def build_direct_tensors(lib):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = lib.nn.Linear(4, 4)
+            self.register_buffer("shift", lib.ones(4))
+
+        def forward(self, x):
+            weight = next(iter(self.parameters()))  # not read as an attribute
+            fresh = lib.ones(4) * 3.0
+            return lib.matmul(x, weight) + fresh + fresh + self.shift
+    return M()
+
+
+def test_tensors_met_as_arguments_become_get_attr_like_torch_fx():
+    ours, _ = assert_same_trace(build_direct_tensors)
+    reads = [n.target for n in ours.graph.find_nodes(op="get_attr")]
+    # The parameter and the buffer by their names; the fresh tensor once stored, read twice.
+    assert reads == ["inner.weight", "_tensor_constant0", "_tensor_constant0", "shift"]
+    x = tensor.randn(2, 4)
+    module = build_direct_tensors(tensor)
+    gm = minifx.symbolic_trace(module)
+    tensor.testing.assert_close(gm(x), module(x))
+
+
+def test_a_stray_parameter_or_module_is_a_name_error_like_torch_fx():
+    def uses_stray(lib):
+        stray = lib.nn.Parameter(lib.ones(3))
+
+        class UsesStray(lib.nn.Module):
+            def forward(self, x):
+                return lib.add(x, stray)
+
+        return UsesStray()
+
+    for lib, base in ((tensor, minifx), (torch, torch.fx)):
+        with pytest.raises(NameError, match="parameter is not a member of this module"):
+            base.symbolic_trace(uses_stray(lib))
+    # A module is looked up among the root's submodules (torch.fx has no such case).
+    tracer = minifx.Tracer()
+    tracer.root = tensor.nn.Module()
+    with pytest.raises(NameError, match="module is not installed as a submodule"):
+        tracer.create_arg(tensor.nn.ReLU())
+    # The root's own submodule is found by identity, as a get_attr of its path.
+    tracer = minifx.Tracer()
+    root = build_direct_tensors(tensor)
+    tracer.root, tracer.graph = root, minifx.Graph()
+    node = tracer.create_arg(root.inner)
+    assert (node.op, node.target) == ("get_attr", "inner")

@@ -7,6 +7,7 @@ equal torch.fx's.
 """
 
 import operator
+import types
 
 import pytest
 import torch
@@ -375,3 +376,106 @@ def test_error_shows_the_user_line_when_stack_traces_are_recorded():
         minifx.Interpreter(gm).run(x, w)
     assert "Original traceback:" in str(info.value)
     assert "return lib.matmul(y, w)" in str(info.value)
+
+
+# --- the opcode methods, one by one --------------------------------------------------
+
+def build_keywords(lib):
+    class Inner(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = lib.nn.Parameter(lib.ones(3) * 2.0)
+
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sub = Inner()
+            self.lin = lib.nn.Linear(3, 3)
+
+        def forward(self, x):
+            y = self.lin(input=x) * self.sub.scale
+            return lib.sum(y, dim=1, keepdim=True) + y.mean(dim=0, keepdim=True)
+
+    return M()
+
+
+def test_opcodes_pass_keywords_and_follow_dotted_paths_like_torch_fx():
+    ours, theirs = twins(build_keywords)
+    gm, reference = minifx.symbolic_trace(ours), torch.fx.symbolic_trace(theirs)
+    assert str(gm.graph) == str(reference.graph).replace("torch", "tensor")
+    assert "get_attr[target=sub.scale]" in str(gm.graph)
+    x, tx = example_input((2, 3))
+    assert_same_values(minifx.Interpreter(gm).run(x), ours(x))
+    assert_same_values(torch.fx.Interpreter(reference).run(tx), theirs(tx))
+    assert_same_values(minifx.Interpreter(gm).run(x), theirs(tx))
+
+
+def test_call_module_runs_the_modules_hooks_like_torch_fx():
+    for base, lib in ((minifx, tensor), (torch.fx, torch)):
+        gm = base.symbolic_trace(build_keywords(lib))
+        seen = []
+        gm.lin.register_forward_hook(
+            lambda mod, args, out, seen=seen: seen.append(type(mod).__name__))
+        x = lib.ones(2, 3)
+        base.Interpreter(gm).run(x)
+        assert seen == ["Linear"], base
+
+
+def test_call_method_calls_the_values_own_method():
+    class Shout(str):
+        def upper(self):
+            return "shout:" + str.upper(self)
+
+    graph = minifx.Graph()
+    s = graph.placeholder("s")
+    graph.output(graph.call_method("upper", (s,)))
+    graph2 = minifx.Graph()
+    t = graph2.placeholder("t")
+    graph2.output(graph2.call_method("split", (t,), {"sep": ",", "maxsplit": 1}))
+    root = tensor.nn.Module()
+    assert minifx.Interpreter(minifx.GraphModule(root, graph)).run(Shout("hi")) == "shout:HI"
+    assert minifx.Interpreter(minifx.GraphModule(root, graph2)).run("a,b,c") == ["a", "b,c"]
+    # The method is the value's attribute, even one that only the instance has.
+    graph3 = minifx.Graph()
+    graph3.output(graph3.call_method("shout", (graph3.placeholder("o"), 2)))
+    value = types.SimpleNamespace(shout=lambda times: "hey" * times)
+    assert minifx.Interpreter(minifx.GraphModule(root, graph3)).run(value) == "heyhey"
+
+
+def test_a_missing_target_is_a_runtime_error_without_context():
+    gm = minifx.symbolic_trace(build_keywords(tensor))
+    interp = minifx.Interpreter(gm)
+    with pytest.raises(RuntimeError) as info:
+        interp.fetch_attr("sub.nothing")
+    assert str(info.value).startswith("Node referenced nonexistent target sub.nothing")
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    graph = minifx.Graph()
+    graph.output(graph.get_attr("sub.gone"))
+    with pytest.raises(RuntimeError, match="nonexistent target sub.gone"):
+        minifx.Interpreter(gm, graph=graph).run()
+
+
+def test_an_error_without_a_message_still_names_the_node():
+    def silent(x):
+        raise ValueError()
+
+    graph = minifx.Graph()
+    x = graph.placeholder("x")
+    call = graph.call_function(silent, (x,))
+    graph.output(call)
+    with pytest.raises(ValueError) as info:
+        minifx.Interpreter(minifx.GraphModule(tensor.nn.Module(), graph)).run(1)
+    assert str(info.value) == "While executing " + call.format_node()
+    assert str(info.value).startswith("While executing %silent : [num_users=1] = call_function")
+
+
+def test_boxed_run_leaves_a_wrong_list_alone_and_keeps_the_order():
+    def fn(a, b):
+        return a - b
+
+    gm = minifx.symbolic_trace(fn)
+    args = [5, 3, 1]
+    with pytest.raises(RuntimeError, match="the graph has 2 placeholders but 3 arguments"):
+        minifx.Interpreter(gm).boxed_run(args)
+    assert args == [5, 3, 1]
+    assert minifx.Interpreter(gm).boxed_run([5, 3]) == 2

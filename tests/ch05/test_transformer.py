@@ -271,3 +271,182 @@ def test_the_new_graph_shares_the_code_generator():
         results.append(base.Transformer(gm).transform().code)
     assert "print('generated')" in results[0]
     assert results[0] == results[1].replace("torch", "tensor")
+
+
+# --- the opcode methods and the tracer of the new graph --------------------------------
+
+def _scaled(x):
+    """A wrapped function: a trace records one call of it, never its body."""
+    return x * 2.0 if x.dim() > 0 else x
+
+
+minifx.wrap("_scaled")
+torch.fx.wrap("_scaled")
+
+
+def test_get_attr_stays_a_read_of_the_same_parameter_like_torch_fx():
+    def build(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = lib.nn.Parameter(lib.ones(3) * 0.5)
+                self.t = lib.ones(3)  # a plain tensor attribute, neither parameter nor buffer
+
+            def forward(self, x):
+                return x * self.w + self.t + self.w.sum()
+
+        return M()
+
+    (gm, _, _), (new, new_on_torch, expected) = transform_three_ways(build)
+    assert_same_as_torch_fx(new, new_on_torch, expected)
+    reads = [n for n in new.graph.nodes if n.op == "get_attr"]
+    assert [n.target for n in reads] == ["w", "t"]
+    assert new.w is gm.w and new.t is gm.t and not hasattr(new, "_tensor_constant0")
+    x, _ = example_input((2, 3))
+    gm.w.data.mul_(3.0)  # read when the new module runs, not computed by the transform
+    tensor.testing.assert_close(new(x), x * 1.5 + 1.0 + 4.5)
+
+
+class _Leafy(minifx.Tracer):
+    """Keeps the custom `Scale` module as one call_module node."""
+
+    def is_leaf_module(self, m, qualname):
+        return type(m).__name__ == "Scale" or super().is_leaf_module(m, qualname)
+
+
+class _TorchLeafy(torch.fx.Tracer):
+    def is_leaf_module(self, m, qualname):
+        return type(m).__name__ == "Scale" or super().is_leaf_module(m, qualname)
+
+
+def _with_scale(lib):
+    class Scale(lib.nn.Module):
+        def forward(self, x):
+            return x * 3.0 + 1.0
+
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = lib.nn.Sequential(Scale(), lib.nn.ReLU())
+
+        def forward(self, x):
+            return self.inner(x) - x
+
+    return M()
+
+
+def test_a_leaf_module_stays_one_call_module_like_torch_fx():
+    ours, theirs = twins(_with_scale)
+    gm = minifx.GraphModule(ours, _Leafy().trace(ours))
+    expected_in = torch.fx.GraphModule(theirs, _TorchLeafy().trace(theirs))
+    new = minifx.Transformer(gm).transform()
+    expected = torch.fx.Transformer(expected_in).transform()
+    assert str(new.graph) == str(expected.graph).replace("torch", "tensor")
+    assert [(n.op, n.target) for n in new.graph.nodes if n.op == "call_module"] == [
+        ("call_module", "inner.0"), ("call_module", "inner.1")]
+    assert new.get_submodule("inner.0") is gm.get_submodule("inner.0")
+    x, _ = example_input((2, 4))
+    tensor.testing.assert_close(new(x), gm(x))
+
+
+def test_the_source_node_is_set_while_a_node_runs_and_cleared_after():
+    seen = []
+
+    class Watch(minifx.Transformer):
+        def call_function(self, target, args, kwargs):
+            seen.append(self.tracer.source_node.name)
+            return super().call_function(target, args, kwargs)
+
+        def call_method(self, target, args, kwargs):
+            raise ValueError("stop")
+
+    gm = minifx.symbolic_trace(build_sigmoid_neg(tensor))
+    watch = Watch(gm)
+    with pytest.raises(ValueError):
+        watch.transform()
+    assert seen == ["sigmoid"]
+    assert watch.tracer.source_node is None  # cleared although the node raised
+    plain = minifx.Transformer(gm)
+    plain.transform()
+    assert plain.tracer.source_node is None
+
+
+def test_a_wrapped_call_stays_wrapped_unless_a_rule_replaces_it():
+    def fn(x):
+        return _scaled(x) + 1.0
+
+    gm = minifx.symbolic_trace(fn)
+    (call,) = [n for n in gm.graph.nodes if n.target is _scaled]
+    assert call.meta["is_wrapped"]
+    new = minifx.Transformer(gm).transform()
+    (kept,) = [n for n in new.graph.nodes if n.target is _scaled]
+    assert kept.meta.get("is_wrapped") is True
+    assert "_scaled" in new.code
+    x, _ = example_input((3,))
+    # Traced again, the new code still records one call of the wrapped function.
+    again = minifx.symbolic_trace(new)
+    assert [n.target for n in again.graph.nodes if n.op == "call_function"][0] is _scaled
+    tensor.testing.assert_close(again(x), x * 2.0 + 1.0)
+
+    class Replace(minifx.Transformer):
+        def call_function(self, target, args, kwargs):
+            if target is _scaled:
+                return super().call_function(tensor.neg, args, kwargs)
+            return super().call_function(target, args, kwargs)
+
+    replaced = Replace(gm).transform()
+    (neg,) = [n for n in replaced.graph.nodes if n.target is tensor.neg]
+    assert "is_wrapped" not in neg.meta
+    assert not [n for n in replaced.graph.nodes if n.meta.get("is_wrapped")]
+
+
+def test_a_rule_keeps_a_stack_trace_the_new_node_already_has():
+    tracer = minifx.Tracer()
+    tracer.record_stack_traces = True
+    graph = tracer.trace(build_sigmoid_neg(tensor))
+    gm = minifx.GraphModule(tracer.root, graph)
+
+    class Own(minifx.Transformer):
+        def __init__(self, module):
+            super().__init__(module)
+            self.tracer.record_stack_traces = True  # the rule's own line is recorded
+
+    new = Own(gm).transform()
+    traces = {n.name: n.stack_trace for n in new.graph.nodes if n.op != "placeholder"
+              and n.op != "output"}
+    old = {n.name: n.stack_trace for n in gm.graph.nodes if n.op != "placeholder"
+           and n.op != "output"}
+    assert set(traces) == set(old)
+    # Each new node has the line of this test that ran the transform, not the old one.
+    assert all("Own(gm).transform()" in traces[k] for k in traces), traces
+    assert not any("Own(gm).transform()" in old[k] for k in old)
+
+
+def test_get_attr_keeps_the_name_the_graph_reads_like_torch_fx():
+    # One tensor known under two names: the new graph reads the name the old one read.
+    results = []
+    for lib, base in ((tensor, minifx), (torch, torch.fx)):
+        root = lib.nn.Module()
+        shared = lib.ones(2)
+        root.register_buffer("a", shared)
+        root.register_buffer("b", shared)
+        graph = base.Graph()
+        x = graph.placeholder("x")
+        graph.output(graph.call_function(operator.add, (x, graph.get_attr("b"))))
+        new = base.Transformer(base.GraphModule(root, graph)).transform()
+        results.append(str(new.graph))
+    assert "get_attr[target=b]" in results[0]
+    assert results[0] == results[1]
+
+
+def test_keyword_arguments_are_recorded_again_like_torch_fx():
+    def build(lib):
+        def fn(x):
+            return lib.sum(x, dim=1, keepdim=True) * x.mean(dim=0, keepdim=True)
+        return fn
+
+    (gm, _, _), (new, new_on_torch, expected) = transform_three_ways(build)
+    assert_same_as_torch_fx(new, new_on_torch, expected)
+    assert "kwargs = {dim: 1, keepdim: True}" in str(new.graph)
+    x, _ = example_input((2, 3))
+    assert_same_values(new(x), gm(x))

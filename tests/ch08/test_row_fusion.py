@@ -161,7 +161,7 @@ def test_rows_shared_with_the_workers_give_the_one_thread_result(case, monkeypat
     shared.clear()
     together = [compiled(*inputs).numpy() for _ in range(5)]  # later calls find it polling
     assert shared == ([rows_of_x] * 5 if as_task else [])
-    monkeypatch.setattr(backend, "SPIN_MIN", 1 << 60)  # one thread
+    monkeypatch.setattr(rows.settings, "SPIN_MIN", 1 << 60)  # one thread
     alone = compiled(*inputs).numpy()
     for result in together:
         np.testing.assert_array_equal(result, alone)

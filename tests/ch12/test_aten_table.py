@@ -25,8 +25,8 @@ MODELS = ["my_module", "mlp", "mlp_sequential", "nested_sequential", "convnet",
 
 
 def our_ops(gm) -> list[str]:
-    """Our graph's primitives through the table; a copy_ back into its source op's input
-    is that op done in place, and is dropped."""
+    """Our graph's primitives through the table, in-place ops as their functional twin;
+    a copy_ back into its source op's input is that op done in place, and is dropped."""
     ops = []
     for node in gm.graph.nodes:
         if node.op != "call_function":
@@ -36,7 +36,7 @@ def our_ops(gm) -> list[str]:
             dst, src = node.args
             assert isinstance(src, type(node)) and src.args[0] is dst, node.format_node()
             continue
-        ops.extend(aten_ops(node))
+        ops.extend(normalise_inplace(name) for name in aten_ops(node))
     return ops
 
 

@@ -34,6 +34,7 @@ XT = transposed(3, 4)
 IMG = r(2, 3, 8, 8)
 SAMPLES = {  # primitive -> argument lists; each is checked real against fake
     **{op.name: [(X,), (XT,)] for op in tensor._ops.OPS if op.kind == "unary"},
+    **{op.name + "_": [(X,), (XT,)] for op in tensor._ops.OPS if op.kind == "unary"},
     **{name: [(r(3, 1, 4), r(2, 4)), (XT, 2.0), (1.5, X), (X, XT)]
        for name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum")},
     **{name: [(tensor.tensor([[1, 2], [3, 4]]), tensor.tensor([3, 1]))]
@@ -77,6 +78,8 @@ SAMPLES = {  # primitive -> argument lists; each is checked real against fake
     "full": [((2, 3), 1.5, tensor.float32), ((4,), 2, tensor.int64)],
     "rand": [((2, 3), tensor.float32)],
     "randn": [((3, 2, 1), tensor.float64)],
+    "arange": [(0, 5, 1, tensor.int64), (1.0, 2.0, 0.3, tensor.float32),
+               (5, -1, -2, tensor.float64), (3, 3, 1, tensor.int64)],
 }
 
 
@@ -105,10 +108,10 @@ def test_every_primitive_has_samples():
                                          for i in range(len(SAMPLES[n]))])
 def test_primitive_meta_equals_real(name, index):
     primitive, args = ops.PRIMITIVES[name], SAMPLES[name][index]
-    if name == "copy_":  # in place: give each run its own destination
-        real = primitive(r(3, 4), *args[1:])
-    else:
-        real = primitive(*args)
+    if name.endswith("_"):  # in place: give each run its own destination
+        args = (args[0].clone() if args[0].is_contiguous() else args[0].t().clone().t(),
+                *args[1:])
+    real = primitive(*args)
     with FakeTensorMode() as mode:
         fake = primitive(*fake_args(mode, args))
     assert_same_metadata(fake, real)
@@ -237,6 +240,8 @@ def test_resnet50_batch_256_propagates_in_well_under_100_mb():
     ("matmul", (r(3), r(4))),
     ("linear", (r(2, 3), r(4, 5), None)),
     ("where", (r(2, 1) > 0, r(3, 3), r(3, 3))),
+    ("arange", (0, 5, 0, tensor.int64)),
+    ("arange", (0, 5, -1, tensor.int64)),
 ])
 def test_a_primitive_called_directly_fails_alike_real_and_fake(name, args):
     with pytest.raises(RuntimeError) as real:
@@ -244,3 +249,15 @@ def test_a_primitive_called_directly_fails_alike_real_and_fake(name, args):
     with FakeTensorMode() as mode, pytest.raises(RuntimeError) as fake:
         ops.PRIMITIVES[name](*fake_args(mode, args))
     assert str(fake.value) == str(real.value)
+
+
+@pytest.mark.parametrize("args", [(7,), (2, 9), (1, 2, 0.3), (5, -1, -2), (0.5, 4),
+                                  (1, 10, 3, tensor.float64), (2.5, 0, -0.5, tensor.int64)])
+def test_the_arange_primitive_computes_tensor_arange(args):
+    """tensor.ops.arange(start, end, step, dtype) is tensor.arange, every argument given."""
+    expected = tensor.arange(*args[:3], **({"dtype": args[3]} if len(args) == 4 else {}))
+    start, end = (0, args[0]) if len(args) == 1 else args[:2]
+    step = args[2] if len(args) > 2 else 1
+    got = ops.arange(start, end, step, expected.dtype)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())

@@ -133,8 +133,25 @@ def test_in_place_relu_is_recorded(mode):
     model = tensor.nn.Sequential(tensor.nn.Linear(3, 3), tensor.nn.ReLU(inplace=True))
     x = tensor.randn(4, 3)
     gm = make_fx(model, tracing_mode=mode)(x)
-    assert "copy_" in [n.target.name for n in gm.graph.find_nodes(op="call_function")]
+    assert [n.target.name for n in gm.graph.find_nodes(op="call_function")] == [
+        "linear", "relu_"]  # ATen's in-place relu_, not a relu and a copy back
     tensor.testing.assert_close(gm(x), model(x))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_arange_is_recorded_as_a_creation_primitive(mode):
+    """As ATen's arange: a node of its own, its bounds and dtype as arguments,
+    not a constant tensor baked into the module."""
+
+    def positions(x):
+        return x + tensor.arange(0, x.shape[-1], 1, dtype=tensor.float32)
+
+    x = tensor.randn(2, 5)
+    gm = make_fx(positions, tracing_mode=mode)(x)
+    (node,) = [n for n in gm.graph.find_nodes(op="call_function") if n.target.name == "arange"]
+    assert node.args == (0, 5, 1, tensor.float32)
+    assert not list(gm.named_buffers()) and "_tensor_constant" not in gm.code
+    tensor.testing.assert_close(gm(x), positions(x))
 
 
 def test_fake_mode_allocates_no_activation():
@@ -176,3 +193,18 @@ def test_pieces_and_views_are_primitives(mode):
     gm = make_fx(fn, tracing_mode=mode)(x)
     assert_graph_is_primitive(gm)
     assert_same_outputs(gm(other), fn(other))
+
+
+@pytest.mark.parametrize("target", ["fc.weight", "0.weight", "layer1.0.conv1.weight",
+                                    "Conv.Weight", "x.1", "a..b", "__dunder__.w", "_0.w",
+                                    "layer1.0.conv1.weight_1", "class.bias", "len"])
+def test_get_attr_names_are_the_graphs(target):
+    """make_fx names a get_attr node as graph.get_attr would (it works the name out once
+    per target, for speed): twice, so that the second is numbered as the graph numbers it."""
+    from minifx import Graph
+    from minifx.experimental.proxy_tensor import _attr_node_name
+
+    ours, theirs = Graph(), Graph()
+    for _ in range(2):
+        assert ours.create_node("get_attr", target, name=_attr_node_name(target)).name == \
+            theirs.get_attr(target).name

@@ -22,7 +22,8 @@ from minifx.learn.workspace import stub
 
 
 def _owner_and_name(exercise: Exercise) -> tuple[Any, str, Any]:
-    module = importlib.import_module(exercise.file.removesuffix(".py").replace("/", "."))
+    module = importlib.import_module(
+        exercise.file.removesuffix(".py").removesuffix("/__init__").replace("/", "."))
     owner: Any = module
     *path, name = exercise.qualname.split(".")
     for part in path:

@@ -52,7 +52,6 @@ from ..kernels.backend import (  # noqa: F401  (the same in both layers: part of
     rows_last,
     split_dims,
 )
-from ..kernels.strides import coalesce, storage_of
 from . import blas, math32, settings, spin, tasks, threads, winograd_kernels
 from .allocator import empty as _empty
 from .settings import (
@@ -189,10 +188,8 @@ def _each_element(op: str, x: np.ndarray, out_dtype: np.dtype, *scalar) -> np.nd
         kernel = ew.scalar_kernel(SCALAR[op], scalar[1])
     else:
         kernel = ew.map_kernel(SCALAR[op])
-    storage, offset, strides = storage_of(x)
-    shape, strides = coalesce(x.shape, strides)
-    in_parallel(lambda lo, hi: kernel(o, lo, hi, shape, storage, offset, strides, *extra), n,
-                _COST[op])
+    shape, args = broadcast_operands(x.shape, x)
+    in_parallel(lambda lo, hi: kernel(o, lo, hi, shape, *args, *extra), n, _COST[op])
     return out
 
 

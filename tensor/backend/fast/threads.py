@@ -178,7 +178,7 @@ def in_ranges(run: Callable[[int, int], None], n: int, k: int) -> None:
     other one on a worker of its own, and any that no worker could take (fewer
     workers, or another thread's op holds them, or a range that splits again)
     on this thread after its own. An exception in any range reaches the caller
-    once the workers' ranges have finished."""
+    once every range has finished."""
     k = min(k, n)
     if k <= 1:
         run(0, n)
@@ -190,9 +190,12 @@ def in_ranges(run: Callable[[int, int], None], n: int, k: int) -> None:
     errors: list[BaseException | None] = []
     try:
         for lo, hi in [ranges[0], *left]:
-            run(lo, hi)
+            try:
+                run(lo, hi)
+            except BaseException as error:  # raised below, once every range is done
+                errors.append(error)
     finally:
-        errors = SPINNERS.finish_jobs(posted) if SPINNERS.workers else []
+        errors += SPINNERS.finish_jobs(posted) if SPINNERS.workers else []
     for error in errors:
         if error is not None:
             raise error

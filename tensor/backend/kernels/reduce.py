@@ -162,24 +162,58 @@ def row_amax(x):
     return _extreme_unit(2, x, 0, x.size)
 
 
-@njit(cache=True, parallel=True)
-def reduce_strided(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
-    """out[k] = reduction over the reduced dims, for every kept index k."""
-    inner = rshape[-1]
+@njit(inline="always")
+def _reduced_walk(k, kshape, kstrides, a_off, rshape, rstrides):
+    """How kept index ``k``'s reduced elements lie: (row length, rows, stride along
+    a row, where the first row starts)."""
     rows = 1
     for d in range(len(rshape) - 1):
         rows *= rshape[d]
-    last = rstrides[-1]
+    return rshape[-1], rows, rstrides[-1], position(k, kshape, kstrides, a_off)
+
+
+@njit(inline="always")
+def _reduce_kept(op, k, kshape, kstrides, a, a_off, rshape, rstrides):
+    """The reduction over the reduced dims for kept index ``k``."""
+    inner, rows, last, base = _reduced_walk(k, kshape, kstrides, a_off, rshape, rstrides)
+    acc = reduce_run(op, a, row_start(0, rshape, rstrides, base), inner, last)
+    for r in range(1, rows):
+        v = reduce_run(op, a, row_start(r, rshape, rstrides, base), inner, last)
+        if op <= 1:
+            acc += v
+        elif _better(op, v, acc):
+            acc = v
+    return acc
+
+
+@njit(cache=True, parallel=True)
+def reduce_strided_parallel(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
+    """out[k] = reduction over the reduced dims, for every kept index k, on numba's threads."""
     for k in prange(out.size):
-        base = position(k, kshape, kstrides, a_off)
-        acc = reduce_run(op, a, row_start(0, rshape, rstrides, base), inner, last)
-        for r in range(1, rows):
-            v = reduce_run(op, a, row_start(r, rshape, rstrides, base), inner, last)
-            if op <= 1:
-                acc += v
-            elif _better(op, v, acc):
-                acc = v
-        out[k] = acc
+        out[k] = _reduce_kept(op, k, kshape, kstrides, a, a_off, rshape, rstrides)
+
+
+@njit(cache=True)
+def reduce_strided_serial(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
+    """``reduce_strided_parallel`` on one thread."""
+    for k in range(out.size):
+        out[k] = _reduce_kept(op, k, kshape, kstrides, a, a_off, rshape, rstrides)
+
+
+def _elements(out: np.ndarray, rshape) -> int:
+    """How many input elements a strided reduction into ``out`` reads."""
+    count = out.size
+    for d in rshape:
+        count *= int(d)
+    return count
+
+
+def reduce_strided(op, out, kshape, kstrides, a, a_off, rshape, rstrides) -> None:
+    """Every kept index's reduction: on one thread below ``PARALLEL_ROWS_MIN`` elements,
+    where waking numba's threads costs more than the work."""
+    kernel = reduce_strided_parallel if _elements(out, rshape) >= PARALLEL_ROWS_MIN \
+        else reduce_strided_serial
+    kernel(op, out, kshape, kstrides, a, a_off, rshape, rstrides)
 
 
 @njit
@@ -264,12 +298,7 @@ def _argmax_unit(a, p, n):
 @njit
 def _argmax_one(k, kshape, kstrides, a, a_off, rshape, rstrides):
     """argmax for output element k: the index, C order over the reduced dims."""
-    inner = rshape[-1]
-    rows = 1
-    for d in range(len(rshape) - 1):
-        rows *= rshape[d]
-    last = rstrides[-1]
-    base = position(k, kshape, kstrides, a_off)
+    inner, rows, last, base = _reduced_walk(k, kshape, kstrides, a_off, rshape, rstrides)
     if rows == 1 and last == 1:
         return _argmax_unit(a, base, inner)
     best = a[base]
@@ -318,10 +347,7 @@ def argmax_rows_parallel(out, a):
 
 def argmax_strided(out, kshape, kstrides, a, a_off, rshape, rstrides) -> None:
     """argmax of every kept index: on one thread below ``PARALLEL_ROWS_MIN`` elements."""
-    count = out.size
-    for d in rshape:
-        count *= int(d)
-    kernel = argmax_parallel if count >= PARALLEL_ROWS_MIN else argmax_serial
+    kernel = argmax_parallel if _elements(out, rshape) >= PARALLEL_ROWS_MIN else argmax_serial
     kernel(out, kshape, kstrides, a, a_off, rshape, rstrides)
 
 

@@ -26,9 +26,9 @@ from numba.extending import overload
 FLOAT32: dict = {}
 
 
-def _libm_or_float32(name: str, libm):
+def _libm_or_float32(name: str, libm, libm32=None):
     """A function for kernels: ``FLOAT32[name]`` for a float32 argument when the fast
-    layer registered one, else ``libm``."""
+    layer registered one, else ``libm`` (``libm32``, if given, for float32)."""
 
     def hook(x):
         raise NotImplementedError("a kernel-only function: call it inside numba code")
@@ -38,7 +38,7 @@ def _libm_or_float32(name: str, libm):
         fast = FLOAT32.get(name) if x == types.float32 else None
         if fast is not None:
             return lambda x: fast(x)
-        return libm
+        return libm32 if libm32 is not None and x == types.float32 else libm
 
     hook.__name__ = hook.__qualname__ = f"{name}_of"
     return hook
@@ -49,7 +49,12 @@ exp_of = _libm_or_float32("exp", lambda x: math.exp(x))
 exp_flush_of = _libm_or_float32("exp_flush", lambda x: math.exp(x))
 log_of = _libm_or_float32("log", lambda x: np.log(x))
 tanh_of = _libm_or_float32("tanh", lambda x: math.tanh(x))
-gelu_of = _libm_or_float32("gelu", lambda x: 0.5 * x * (1.0 + math.erf(x * 0.7071067811865476)))
+# GELU as torch writes it, 0.5 * x * (1 + erf(x / sqrt(2))); for float32, erfc(-x / sqrt(2))
+# in float64 instead, which keeps its digits in the negative tail where 1 + erf cancels
+# (as the fast layer's gelu32 does), rounded once.
+gelu_of = _libm_or_float32(
+    "gelu", lambda x: 0.5 * x * (1.0 + math.erf(x * 0.7071067811865476)),
+    lambda x: np.float32(0.5 * np.float64(x) * math.erfc(-np.float64(x) * 0.7071067811865476)))
 
 
 def like(x, value):
