@@ -115,8 +115,7 @@ def worker(contestant: str, batch: int, size: int, repeat: int) -> dict:
         times.append(time.perf_counter() - start)
     result = {"median": statistics.median(times)}
     if lib_name == "tensor" and precision == "int8":
-        fast = tensor.backend.fast_int8()
-        result["kernel"] = "taught (TENSOR_FAST=0)" if fast is None else fast.PATH
+        result["kernel"] = getattr(tensor.backend.int8(), "PATH", "taught (TENSOR_FAST=0)")
     if precision == "int8":
         cosines, agree = [], []
         for seed in range(4):

@@ -27,11 +27,19 @@ import tensor._quantized_ops as qops
 import tensor.nn.quantized as nnq
 from minifx.quantization import convert_fx, get_default_qconfig_mapping, prepare_fx
 from tensor.backend.fast import qgemm
+from tensor.backend.kernels import quantized as taught_kernels
 from tests.ch07.ch07_models import twins
 from tests.ch10.qhelpers import ints, twin_quantized, twin_weight
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.fast_layer  # the fast layer's own kernels
+
+
+@pytest.fixture(autouse=True)
+def fast_kernels(monkeypatch):
+    """Every test here runs the quantized ops on the fast layer's kernels, whichever
+    ``tensor.backend.int8()`` would pick (``TENSOR_FAST=0`` picks the taught ones)."""
+    monkeypatch.setattr(qops, "int8", lambda: qgemm)
 
 
 @pytest.fixture(params=["amx", "vnni", "portable"])
@@ -53,7 +61,7 @@ def kernel(request, monkeypatch):
 def taught(monkeypatch, run):
     """``run()`` on the kernels layer's int8 kernels alone, as with ``TENSOR_FAST=0``."""
     with monkeypatch.context() as m:
-        m.setattr(qops, "fast_int8", lambda: None)
+        m.setattr(qops, "int8", lambda: taught_kernels)
         return run()
 
 
@@ -143,8 +151,7 @@ def test_add_and_max_pool_keep_the_layout_and_the_integers(monkeypatch):
             assert fast._array.transpose(0, 2, 3, 1).flags.c_contiguous == channels_last
 
 
-@pytest.fixture(scope="module")
-def resnet():
+def converted_resnet():
     """Chapter 7's ResNet-18 (width 16: 16 to 128 channels) quantized by minifx."""
     ours, _ = twins(width=16)
     prepared = prepare_fx(ours, get_default_qconfig_mapping(), (tensor.zeros(2, 3, 32, 32),))
@@ -152,6 +159,11 @@ def resnet():
     for _ in range(2):
         prepared(tensor.from_numpy(rng.standard_normal((2, 3, 32, 32)).astype(np.float32)))
     return convert_fx(prepared)
+
+
+@pytest.fixture(scope="module")
+def resnet():
+    return converted_resnet()
 
 
 def test_resnet18_gives_the_taught_kernels_outputs(kernel, resnet, monkeypatch):
@@ -162,18 +174,25 @@ def test_resnet18_gives_the_taught_kernels_outputs(kernel, resnet, monkeypatch):
     assert np.array_equal(resnet(x).numpy(), taught(monkeypatch, lambda: resnet(x)).numpy())
 
 
-def test_convert_fx_packs_every_weight_once(resnet):
-    layers = [m for m in resnet.modules() if isinstance(m, (nnq.Conv2d, nnq.Linear))]
-    for layer in layers:
-        packed = layer.weight().__dict__["_packed"]
-        assert packed.weight is layer.weight()._array
-        assert qops.prepack(layer.weight()) is packed  # packed when converted, not again
+def test_convert_fx_packs_every_weight_once():
+    """Each layer's weight is packed when ``convert_fx`` builds its module, before any
+    call, and a call packs nothing again."""
+    model = converted_resnet()
+    layers = [m for m in model.modules() if isinstance(m, (nnq.Conv2d, nnq.Linear))]
     assert len(layers) == 21
+    packed = [layer.weight().__dict__["_packed"] for layer in layers]
+    assert all(list(p) == [qgemm.__name__] for p in packed)
+    assert all(p[qgemm.__name__].weight is layer.weight()._array
+               for p, layer in zip(packed, layers))
+    model(tensor.zeros(1, 3, 32, 32))
+    assert all(qops.prepack(layer.weight()) is p[qgemm.__name__]
+               for p, layer in zip(packed, layers))
 
 
 def run(code: str, **env: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TENSOR_FAST": "1", **env}
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+                          cwd=ROOT, env=env)
 
 
 CONV = ("import sys, tensor, tensor.nn.quantized as nnq\n"
@@ -182,12 +201,14 @@ CONV = ("import sys, tensor, tensor.nn.quantized as nnq\n"
 
 
 def test_the_switches_choose_the_kernels():
-    """``TENSOR_FAST=0``: the taught kernels only, the fast layer never imported;
-    ``TENSOR_INT8_PATH``: the path, or a clear error for a name it does not know."""
-    done = run(CONV + "print(y.int_repr().numpy().ravel()[0],"
-                      " any(m.startswith('tensor.backend.fast') for m in sys.modules))",
+    """``TENSOR_FAST=0``: the taught kernels only, nothing of the fast layer imported
+    but the settings that hold the switch; ``TENSOR_INT8_PATH``: the path, or a clear
+    error for a name it does not know."""
+    done = run(CONV + "print(y.int_repr().numpy().ravel()[0], tensor.backend.int8().__name__,"
+                      " *sorted(m for m in sys.modules if m.startswith('tensor.backend.fast')))",
                TENSOR_FAST="0")
-    assert done.stdout.split() == ["0", "False"], done.stderr
+    assert done.stdout.split() == ["0", "tensor.backend.kernels.quantized", "tensor.backend.fast",
+                                   "tensor.backend.fast.settings"], done.stderr
     done = run(CONV + "from tensor.backend.fast import qgemm; print(qgemm.PATH)",
                TENSOR_INT8_PATH="portable")
     assert done.stdout.split() == ["portable"], done.stderr

@@ -19,7 +19,8 @@ answers up to rounding. The modules:
   ``tensor.nn.quantized`` (chapter 10) on packed weights and channels-last
   activations, through ``int8_simd`` (a 16-lane vector type for numba, the
   ``uint8 x int8`` dot product with or without VNNI) and ``amx`` (Intel
-  AMX's tiles). ``tensor.backend.fast_int8`` hands it to the quantized ops.
+  AMX's tiles). It offers the interface of the kernels layer's ``quantized``;
+  ``tensor.backend.int8`` picks one of the two.
 
 The public names that chapter 8's compiler uses (``minifx.compiler``):
 ``spin.TASK`` and ``spin.array_at`` (a fused kernel is a worker task too),

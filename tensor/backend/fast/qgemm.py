@@ -39,8 +39,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import cfunc, njit
 
+from ..kernels import quantized as taught
 from ..kernels._cache import keyed_by_every_kernel_source
-from ..kernels.quantized import add_requant as taught_add
 from . import amx, spin
 from . import int8_simd as simd
 from .allocator import empty
@@ -283,7 +283,8 @@ with keyed_by_every_kernel_source():
         for i in range(0, n - 15, 16):
             simd.add_requantize(a, b, i, scalars, out)
         tail = n - n % 16
-        taught_add(a[tail:], za, sa, b[tail:], zb, sb, inv_out, zp_out, relu, out[tail:])
+        taught.add_requant(a[tail:], za, sa, b[tail:], zb, sb, inv_out, zp_out, relu,
+                           out[tail:])
 
     @njit(cache=True, nogil=True)
     def space_to_depth(x, zp, ph, pw, out):
@@ -514,11 +515,14 @@ def linear(rows: np.ndarray, zx: int, packed: Packed, mult, bias, inv_out, zp_ou
 
 
 def max_pool2d(x: np.ndarray, kernel, stride, padding, dilation, oh: int, ow: int):
-    """The quantized max pool of a channels-last NCHW-shaped ``x`` (else None: the
-    taught kernel takes it), channels last too."""
+    """The quantized max pool of a channels-last NCHW-shaped ``x``, channels last too
+    (other layouts, or channels no multiple of 64: the taught kernel's)."""
     nhwc = _channels_last(x)
     if nhwc is None or nhwc.shape[3] % 64:
-        return None
+        return taught.max_pool2d(x, kernel, stride, padding, dilation, oh, ow)
     out = empty((x.shape[0], oh, ow, x.shape[1]), nhwc.dtype)
     max_pool_channels_last(nhwc, *kernel, *stride, *padding, *dilation, out)
     return out.transpose(0, 3, 1, 2)
+
+
+adaptive_avg_pool2d = taught.adaptive_avg_pool2d  # (a layer's last pool: no faster one)

@@ -41,7 +41,7 @@ class _QuantizedWeightModule(Module):
     def set_weight_bias(self, weight: QTensor, bias: Tensor | None) -> None:
         if not isinstance(weight, QTensor) or weight.dtype is not qint8:
             raise TypeError(f"{self._get_name()}: the weight must be a qint8 QTensor")
-        prepack(weight)  # packed once, here, for the fast layer's kernel
+        prepack(weight)  # packed once, here, for the int8 kernels
         self._weight = weight
         self._bias = bias
 
