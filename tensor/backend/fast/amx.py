@@ -29,10 +29,9 @@ import sys
 
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .int8_simd import compiled_features
+from .int8_simd import call_llvm, compiled_features, element_address
 
 _I8, _I64 = ir.IntType(8), ir.IntType(64)
 _SYS_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA = 158, 0x1023, 18
@@ -50,22 +49,12 @@ _FEATURES = compiled_features().split(",")
 AMX = "+amx-int8" in _FEATURES and "+amx-tile" in _FEATURES and _linux_grants_tiles()
 
 
-def _call(builder, name, values) -> None:
-    fn = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(ir.VoidType(), [v.type for v in values]), name)
-    builder.call(fn, values)
-
-
-def _address(context, builder, array_type, array, index):
-    return builder.gep(context.make_array(array_type)(context, builder, array).data, [index])
-
-
 @intrinsic
 def configure(typingctx, config):
     """Load the tile configuration, a 64-byte uint8 array (``ldtilecfg``)."""
     def codegen(context, builder, sig, args):
-        address = _address(context, builder, sig.args[0], args[0], ir.Constant(_I64, 0))
-        _call(builder, "llvm.x86.ldtilecfg", [address])
+        address = element_address(context, builder, sig.args[0], args[0], ir.Constant(_I64, 0))
+        call_llvm(builder, "llvm.x86.ldtilecfg", ir.VoidType(), address)
         return context.get_dummy_value()
     return types.void(config), codegen
 
@@ -73,10 +62,7 @@ def configure(typingctx, config):
 @intrinsic
 def release(typingctx):
     """Give the tiles back (``tilerelease``)."""
-    def codegen(context, builder, sig, args):
-        _call(builder, "llvm.x86.tilerelease", [])
-        return context.get_dummy_value()
-    return types.void(), codegen
+    return _instruction("llvm.x86.tilerelease", (), ())
 
 
 @intrinsic
@@ -104,7 +90,7 @@ def store(typingctx, tile, array, index, stride):
 
 
 def _instruction(name: str, tiles: tuple, memory: tuple):
-    """The signature and code of a call to ``name`` on constant tile numbers, then, if
+    """The signature and code of a call to ``name`` on constant tile numbers (if any), then, if
     ``memory`` is (array, index, stride), on the address of ``array[index]`` and the
     stride."""
     if not all(isinstance(t, types.IntegerLiteral) for t in tiles):
@@ -114,7 +100,8 @@ def _instruction(name: str, tiles: tuple, memory: tuple):
     def codegen(context, builder, sig, args):
         rest = args[len(tiles):]
         if memory:
-            rest = [_address(context, builder, sig.args[len(tiles)], rest[0], rest[1]), rest[2]]
-        _call(builder, name, [*numbers, *rest])
+            array_type = sig.args[len(tiles)]
+            rest = [element_address(context, builder, array_type, rest[0], rest[1]), rest[2]]
+        call_llvm(builder, name, ir.VoidType(), *numbers, *rest)
         return context.get_dummy_value()
     return types.void(*tiles, *memory), codegen

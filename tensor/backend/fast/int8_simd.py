@@ -68,19 +68,20 @@ def compiled_features() -> str:
 VNNI = "+avx512vnni" in compiled_features().split(",")
 
 
-def _address(context, builder, array_type, array, index):
+def element_address(context, builder, array_type, array, index):
+    """The address of ``array[index]`` (a 1-d array), in LLVM IR."""
     data = context.make_array(array_type)(context, builder, array).data
     return builder.gep(data, [index])
 
 
 def _read(context, builder, sig, args, i, index, vtype):
     """A ``vtype`` vector from array argument ``i`` at the element its argument ``index`` says."""
-    address = _address(context, builder, sig.args[i], args[i], args[index])
+    address = element_address(context, builder, sig.args[i], args[i], args[index])
     return builder.load(builder.bitcast(address, vtype.as_pointer()), align=1)
 
 
 def _write(context, builder, sig, args, i, index, value) -> None:
-    address = _address(context, builder, sig.args[i], args[i], args[index])
+    address = element_address(context, builder, sig.args[i], args[i], args[index])
     builder.store(value, builder.bitcast(address, value.type.as_pointer()), align=1)
 
 
@@ -90,10 +91,10 @@ def _splat(builder, value, vtype):
     return builder.shuffle_vector(one, one, ir.Constant(_VEC, None))
 
 
-def _call(builder, name, vtype, *values):
-    """The LLVM intrinsic ``name`` on vectors of ``vtype``."""
+def call_llvm(builder, name, result_type, *values):
+    """The LLVM intrinsic ``name`` on ``values``, returning a ``result_type``."""
     fn = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(vtype, [v.type for v in values]), name)
+        builder.module, ir.FunctionType(result_type, [v.type for v in values]), name)
     return builder.call(fn, values)
 
 
@@ -105,9 +106,9 @@ def _quantize(builder, q, scalars, at):
     """clamp(rint(q * scalars[at]) + scalars[at + 1], scalars[at + 2], scalars[at + 3]) as
     16 bytes: the last float32 steps of every requantization, each rounded once."""
     k = [_splat(builder, builder.extract_value(scalars, at + i), _FLOATS) for i in range(4)]
-    q = builder.fadd(_call(builder, "llvm.rint.v16f32", _FLOATS, builder.fmul(q, k[0])), k[1])
-    q = _call(builder, "llvm.minnum.v16f32", _FLOATS,
-              _call(builder, "llvm.maxnum.v16f32", _FLOATS, q, k[2]), k[3])
+    q = builder.fadd(call_llvm(builder, "llvm.rint.v16f32", _FLOATS, builder.fmul(q, k[0])), k[1])
+    q = call_llvm(builder, "llvm.minnum.v16f32", _FLOATS,
+              call_llvm(builder, "llvm.maxnum.v16f32", _FLOATS, q, k[2]), k[3])
     return builder.trunc(builder.fptosi(q, _VEC), _BYTES)
 
 
@@ -116,7 +117,8 @@ def fetch_add(typingctx, counter, value):
     """``counter[0] += value`` atomically (int64): the value before. Threads that share a
     counter each get a different range of work from it."""
     def codegen(context, builder, sig, args):
-        address = _address(context, builder, sig.args[0], args[0], ir.Constant(ir.IntType(64), 0))
+        first = ir.Constant(ir.IntType(64), 0)
+        address = element_address(context, builder, sig.args[0], args[0], first)
         return builder.atomic_rmw("add", address, args[1], "monotonic")
     return types.int64(counter, value), codegen
 
@@ -160,7 +162,7 @@ def max_u8(typingctx, a, b):
     """The larger unsigned byte of ``a`` and ``b`` in each of the 64 places."""
     def codegen(context, builder, sig, args):
         bytes64 = ir.VectorType(ir.IntType(8), 4 * _LANES)
-        larger = _call(builder, "llvm.umax.v64i8", bytes64,
+        larger = call_llvm(builder, "llvm.umax.v64i8", bytes64,
                        *(builder.bitcast(v, bytes64) for v in args))
         return builder.bitcast(larger, _VEC)
     return i32x16(a, b), codegen
@@ -178,7 +180,7 @@ def dot(typingctx, vnni, acc, x, w):
 
     def codegen(context, builder, sig, args):
         if vnni.literal_value:
-            return _call(builder, "llvm.x86.avx512.vpdpbusd.512", _VEC, *args[1:])
+            return call_llvm(builder, "llvm.x86.avx512.vpdpbusd.512", _VEC, *args[1:])
         halves = ir.VectorType(ir.IntType(16), 2 * _LANES)
         wide = ir.VectorType(ir.IntType(32), 2 * _LANES)
         eight = ir.Constant(halves, [8] * 2 * _LANES)
@@ -226,7 +228,7 @@ def add_requantize(typingctx, a, b, i, scalars, out):
             q = builder.uitofp(_read(context, builder, sig, args, k, 2, _BYTES), _FLOATS)
             scale, shift = (_splat(builder, builder.extract_value(args[3], at + j), _FLOATS)
                             for j in (0, 1))
-            return _call(builder, "llvm.fma.v16f32", _FLOATS, q, scale, shift)
+            return call_llvm(builder, "llvm.fma.v16f32", _FLOATS, q, scale, shift)
 
         total = builder.fadd(dequantized(0, 0), dequantized(1, 2))
         _write(context, builder, sig, args, 4, 2, _quantize(builder, total, args[3], 4))
