@@ -29,6 +29,10 @@ are stored. Here:
 ``PATH`` names the kernel: ``"amx"``, ``"vnni"`` or ``"portable"``;
 ``settings.INT8_PATH`` chooses it, by default the fastest that the CPU numba
 compiles for has.
+
+The ops at the bottom are the int8 interface of ``kernels/quantized.py``, the
+same functions with the same integers; ``tensor.backend.int8()`` hands one of
+the two modules to ``tensor.nn.quantized``.
 """
 
 from __future__ import annotations
@@ -150,7 +154,6 @@ with keyed_by_every_kernel_source():
         return (simd.dot(vnni, a0, b, w0), simd.dot(vnni, a1, b, w1),
                 simd.dot(vnni, a2, b, w2), simd.dot(vnni, a3, b, w3))
 
-    # --8<-- [start:vector_tile]
     @njit(inline="always")
     def _vector_tile(vnni, wp, wi, x, p0, p1, p2, p3, p4, p5, taps, steps, acc):
         """acc[64 r:64 r + 64] = the int32 sums of pixel r (whose window starts at x[p_r])
@@ -177,7 +180,6 @@ with keyed_by_every_kernel_source():
                                   (a40, a41, a42, a43), (a50, a51, a52, a53))):
             for j in range(4):
                 simd.store(acc, 64 * r + 16 * j, sums[j])
-    # --8<-- [end:vector_tile]
 
     @njit(inline="always")
     def _vector_units(vnni, lo, hi, layer):
@@ -211,7 +213,6 @@ with keyed_by_every_kernel_source():
         row_step = sh * wpad // sw
         return row_step, -(-((oh - 1) * row_step + ow) // GROUP), hp * wpad // sw
 
-    # --8<-- [start:amx_units]
     @njit(inline="always")
     def _amx_units(lo, hi, layer):
         """Units [lo, hi): unit u is half-block u // pairs (32 output channels) times the
@@ -272,7 +273,6 @@ with keyed_by_every_kernel_source():
                 amx.store(2, sums[u % 2], GROUP * 32, 128)
                 amx.store(3, sums[u % 2], GROUP * 32 + 16, 128)
         amx.release()
-    # --8<-- [end:amx_units]
 
     @njit(cache=True, nogil=True)
     def add_requant(a, za, sa, b, zb, sb, inv_out, zp_out, relu, out):
