@@ -5,7 +5,8 @@ the same weights in both libraries) on the same random images:
 
 - ``tensor fp32``: the float tensor model;
 - ``tensor int8``: quantized by minifx (prepare_fx, calibration, convert_fx),
-  running in tensor.nn.quantized's numba kernels;
+  running in tensor.nn.quantized's numba kernels (the fast layer's, by default:
+  ``tensor/backend/fast/qgemm.py``; ``TENSOR_FAST=0`` times the taught ones);
 - ``torch fp32``: the float torch model;
 - ``torch int8``: quantized by torch.ao's own prepare_fx / convert_fx with the
   x86 engine (fbgemm / oneDNN, with VNNI or AVX2 int8 instructions).
@@ -13,7 +14,10 @@ the same weights in both libraries) on the same random images:
 Each measurement runs in a fresh process (numba's and torch's thread pools
 would fight over the cores in one), the contestants take turns round after
 round so that all see the same machine load, and the table reports medians
-and the ratio to ``torch int8``. A second table gives the accuracy of each
+and the ratio to ``torch int8``. The CPU's model and its SIMD extensions are
+printed with it, and the int8 kernel ``tensor`` ran (AMX, VNNI or portable),
+so that the ratios can be read against the instructions each side had. A
+second table gives the accuracy of each
 int8 model against its own float model (cosine similarity of the logits and
 top-1 agreement, on random images). Both tables go to
 ``lessons/_generated/quantization_table.md``, which the chapter 10 lesson
@@ -28,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -109,6 +114,8 @@ def worker(contestant: str, batch: int, size: int, repeat: int) -> dict:
         model(x)
         times.append(time.perf_counter() - start)
     result = {"median": statistics.median(times)}
+    if lib_name == "tensor" and precision == "int8":
+        result["kernel"] = getattr(tensor.backend.int8(), "PATH", "taught (TENSOR_FAST=0)")
     if precision == "int8":
         cosines, agree = [], []
         for seed in range(4):
@@ -128,6 +135,23 @@ def run(contestant: str, batch: int, size: int, repeat: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def cpu_description() -> str:
+    """The CPU's model and which of the int8 instructions' extensions it has."""
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+        model = next(line.split(":", 1)[1].strip() for line in lines
+                     if line.startswith("model name"))
+        flags = set(next(line.split(":", 1)[1].split() for line in lines
+                         if line.startswith("flags")))
+    except (OSError, StopIteration):  # not Linux: the model only
+        pass
+    names = {"AVX2": "avx2", "AVX-512": "avx512f", "AVX-512 VNNI": "avx512_vnni",
+             "AMX-INT8": "amx_int8"}
+    has = ", ".join(f"{name} {'yes' if flag in flags else 'no'}" for name, flag in names.items())
+    return f"{model} ({has})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="1x64,8x64,1x224",
@@ -143,6 +167,8 @@ def main() -> None:
         return
 
     shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
+    cpu = cpu_description()
+    print(f"CPU: {cpu}")
     rows, accuracy = [], {}
     for batch, size in shapes:
         medians: dict[str, list[float]] = {c: [] for c in CONTESTANTS}
@@ -181,7 +207,9 @@ def main() -> None:
         result = accuracy[contestant]
         lines.append(f"| {contestant} | {result['cosine_min']:.4f} | {100 * result['top1']:.0f}% |")
     cores = os.cpu_count()
-    lines += ["", f"Medians of {args.rounds} rounds x {args.repeat} runs, each contestant in its "
+    lines += ["", f"CPU: {cpu}. `tensor`'s int8 kernel: {accuracy['tensor int8']['kernel']}; "
+              "torch's: its x86 engine (FBGEMM and oneDNN).", "",
+              f"Medians of {args.rounds} rounds x {args.repeat} runs, each contestant in its "
               f"own process, {cores} cores of a shared machine: read the ratios, not the "
               "milliseconds. Written by `benchmarks/quantization.py`."]
     TABLE.parent.mkdir(parents=True, exist_ok=True)

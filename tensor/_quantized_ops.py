@@ -28,9 +28,10 @@ from ._dtype import quint8
 from ._quantized import QTensor, quantized_range
 from ._shape import output_hw
 from ._tensor import Tensor
-from .backend.kernels import quantized as qk
+from .backend import int8
 
 __all__ = [
+    "prepack",
     "qadd",
     "qconv2d",
     "qlinear",
@@ -83,8 +84,7 @@ def _max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mod
         arr = arr[None]
     n, c, h, w = arr.shape
     oh, ow = output_hw((h, w), (kh, kw), (sh, sw), (ph, pw), (dh, dw))
-    out = np.empty((n, c, oh, ow), dtype=arr.dtype)
-    qk.max_pool2d_int(np.ascontiguousarray(arr), kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out)
+    out = int8().max_pool2d(arr, (kh, kw), (sh, sw), (ph, pw), (dh, dw), oh, ow)
     return x._like(out[0] if squeeze else out)
 
 
@@ -97,8 +97,7 @@ def _adaptive_avg_pool2d(input, output_size):
     if isinstance(output_size, int):
         output_size = (output_size, output_size)
     oh, ow = (arr.shape[2 + i] if s is None else int(s) for i, s in enumerate(output_size))
-    out = np.empty(arr.shape[:2] + (oh, ow), dtype=arr.dtype)
-    qk.adaptive_avg_pool2d_int(np.ascontiguousarray(arr), oh, ow, out)
+    out = int8().adaptive_avg_pool2d(arr, oh, ow)
     return x._like(out[0] if squeeze else out)
 
 
@@ -158,14 +157,20 @@ def _requant_args(scale: float, zero_point: int, x: QTensor, weight: QTensor, bi
     """The float32 constants of the requantization: s_x * s_w per row, bias, 1/s_out.
 
     A per-tensor weight (as a freshly built module has) lends its one scale to every row.
+    Made once for each input scale, output scale and bias, and kept on the weight (the
+    same arrays each call: the fast layer keys its plans by them).
     """
-    rows = weight._array.shape[0]
-    w_scales = np.broadcast_to(np.asarray(weight._scale, dtype=np.float32), (rows,))
-    mult = (np.float32(x._scale) * w_scales).astype(np.float32)
-    n = mult.shape[0]
-    b = np.zeros(n, np.float32) if bias is None else np.asarray(bias, np.float32).reshape(n)
-    inv_out = np.float32(1.0) / np.float32(scale)
-    return mult, np.ascontiguousarray(b), inv_out
+    cache, key = weight.__dict__.setdefault("_requant_args", {}), (x._scale, scale, id(bias))
+    if cache.get(key, (None,))[0] is not bias or key not in cache:
+        if len(cache) >= 8:  # (inputs of ever new scales: keep the last few)
+            cache.clear()
+        rows = weight._array.shape[0]
+        w_scales = np.broadcast_to(np.asarray(weight._scale, dtype=np.float32), (rows,))
+        mult = (np.float32(x._scale) * w_scales).astype(np.float32)
+        b = np.zeros(rows, np.float32) if bias is None else np.asarray(bias, np.float32)
+        cache[key] = (bias, (mult, np.ascontiguousarray(b.reshape(rows)),
+                             np.float32(1.0) / np.float32(scale)))
+    return cache[key][1]
 
 
 def _range(relu: bool, zero_point: int) -> tuple[int, int]:
@@ -173,25 +178,16 @@ def _range(relu: bool, zero_point: int) -> tuple[int, int]:
     return (max(qmin, zero_point) if relu else qmin), qmax
 
 
-# Below this many columns the GEMM vectorises along the output channels instead.
-_NARROW = 64
+def prepack(weight: QTensor):
+    """The weight's integers in the order the int8 kernels read them (``int8().pack``),
+    made once and kept on the weight, one packing per kernels module. The quantized
+    modules call it when they get their weight, so ``convert_fx`` packs every layer."""
+    kernels, packs = int8(), weight.__dict__.setdefault("_packed", {})
+    if kernels.__name__ not in packs:
+        packs[kernels.__name__] = kernels.pack(weight._array)
+    return packs[kernels.__name__]
 
 
-def _gemm(weight: QTensor, cols: np.ndarray, mult, bias, inv_out, zero_point: int,
-          relu: bool) -> np.ndarray:
-    """requant(W @ cols): (O, K) weight integers, (K, P) int16 columns -> (O, P) uint8."""
-    w, w_t = _int16_weight(weight)
-    qmin, qmax = _range(relu, zero_point)
-    out = np.empty((w.shape[0], cols.shape[1]), dtype=np.uint8)
-    if cols.shape[1] < _NARROW:
-        qk.qgemm_requant_narrow(w_t, cols, mult, bias, inv_out,
-                                np.float32(zero_point), qmin, qmax, out)
-    else:
-        qk.qgemm_requant(w, cols, mult, bias, inv_out, np.float32(zero_point), qmin, qmax, out)
-    return out
-
-
-# --8<-- [start:qlinear]
 def qlinear(
     x: QTensor, weight: QTensor, bias, scale: float, zero_point: int, relu: bool = False
 ) -> QTensor:
@@ -199,55 +195,31 @@ def qlinear(
     x = _per_tensor(x, "quantized linear")
     arr = x._array
     lead, k = arr.shape[:-1], arr.shape[-1]
-    rows = arr.reshape(-1, k)
-    cols = np.ascontiguousarray((rows.astype(np.int16) - np.int16(x._zero_point)).T)
     mult, b, inv_out = _requant_args(scale, zero_point, x, weight, bias)
-    out = _gemm(weight, cols, mult, b, inv_out, zero_point, relu)
-    result = np.ascontiguousarray(out.T).reshape(*lead, out.shape[0])
-    return QTensor._make(result, quint8, float(scale), int(zero_point))
-# --8<-- [end:qlinear]
+    out = int8().linear(arr.reshape(-1, k), x._zero_point, prepack(weight), mult, b, inv_out,
+                        zero_point, *_range(relu, zero_point))
+    return QTensor._make(out.reshape(*lead, -1), quint8, float(scale), int(zero_point))
 
 
-def _int16_weight(weight: QTensor) -> tuple[np.ndarray, np.ndarray]:
-    """The weight's integers as an (O, K) int16 matrix and its (K, O) transpose, both
-    contiguous, made on first use and kept on the weight."""
-    cached = weight.__dict__.get("_int16_matrices")
-    if cached is None:
-        w = np.ascontiguousarray(weight._array.reshape(weight._array.shape[0], -1),
-                                 dtype=np.int16)
-        cached = (w, np.ascontiguousarray(w.T))
-        weight.__dict__["_int16_matrices"] = cached
-    return cached
-
-
-# --8<-- [start:qconv2d]
 def qconv2d(
     x: QTensor, weight: QTensor, bias, stride, padding, dilation, groups: int,
     scale: float, zero_point: int, relu: bool = False,
 ) -> QTensor:
-    """Quantized 2-d convolution: im2col of every image's shifted integers side by side,
-    then one ``qgemm_requant`` for the whole batch."""
+    """Quantized 2-d convolution (the int8 kernels' ``conv2d``; the fast layer's answers
+    in channels-last memory, as torch's x86 convolutions do)."""
     x = _per_tensor(x, "quantized conv2d")
     if groups != 1:
         raise NotImplementedError("quantized conv2d: groups other than 1 are not supported")
     arr = x._array
-    n, c, h, wd = arr.shape
-    o, _, kh, kw = weight._array.shape
+    kh, kw = weight._array.shape[2:]
     sh, sw = _pair(stride)
     ph, pw = _pair(padding)
     dh, dw = _pair(dilation)
-    oh, ow = output_hw((h, wd), (kh, kw), (sh, sw), (ph, pw), (dh, dw))
+    oh, ow = output_hw(arr.shape[2:], (kh, kw), (sh, sw), (ph, pw), (dh, dw))
     mult, b, inv_out = _requant_args(scale, zero_point, x, weight, bias)
-    cols = np.empty((c * kh * kw, n, oh * ow), dtype=np.int16)
-    zp = np.int16(x._zero_point)
-    src = np.ascontiguousarray(arr)
-    for i in range(n):
-        qk.im2col_shifted(src[i], zp, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols[:, i, :])
-    out = _gemm(weight, cols.reshape(c * kh * kw, n * oh * ow), mult, b, inv_out, zero_point,
-                relu)
-    result = np.ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
-    return QTensor._make(result, quint8, float(scale), int(zero_point))
-# --8<-- [end:qconv2d]
+    out = int8().conv2d(arr, x._zero_point, prepack(weight), (sh, sw), (ph, pw), (dh, dw),
+                        oh, ow, mult, b, inv_out, zero_point, *_range(relu, zero_point))
+    return QTensor._make(out, quint8, float(scale), int(zero_point))
 
 
 def qadd(a: QTensor, b: QTensor, scale: Any, zero_point: Any, relu: bool = False) -> QTensor:
@@ -259,10 +231,17 @@ def qadd(a: QTensor, b: QTensor, scale: Any, zero_point: Any, relu: bool = False
         )
     scale = float(scale.item() if isinstance(scale, Tensor) else scale)
     zero_point = int(zero_point.item() if isinstance(zero_point, Tensor) else zero_point)
-    out = np.empty(a._array.size, dtype=np.uint8)
-    qk.add_requant(
-        np.ascontiguousarray(a._array).reshape(-1), a._zero_point, np.float32(a._scale),
-        np.ascontiguousarray(b._array).reshape(-1), b._zero_point, np.float32(b._scale),
-        np.float32(1.0) / np.float32(scale), zero_point, relu, out,
+    # Both in the same memory order (channels last after the fast layer's convolutions,
+    # else NCHW), read and written flat in that order.
+    order = tuple(np.argsort(a._array.strides, kind="stable")[::-1])
+    x, y = a._array.transpose(order), b._array.transpose(order)
+    if a._array.strides != b._array.strides or not x.flags.c_contiguous:
+        order = tuple(range(a._array.ndim))
+        x, y = np.ascontiguousarray(a._array), np.ascontiguousarray(b._array)
+    out = np.empty(x.shape, dtype=np.uint8)
+    int8().add_requant(
+        x.reshape(-1), a._zero_point, np.float32(a._scale),
+        y.reshape(-1), b._zero_point, np.float32(b._scale),
+        np.float32(1.0) / np.float32(scale), zero_point, relu, out.reshape(-1),
     )
-    return QTensor._make(out.reshape(a._array.shape), quint8, scale, zero_point)
+    return QTensor._make(out.transpose(np.argsort(order)), quint8, scale, zero_point)

@@ -20,7 +20,7 @@ import importlib
 import os
 from types import ModuleType
 
-__all__ = ["available", "get_backend", "on_switch", "ops", "set_backend"]
+__all__ = ["available", "get_backend", "int8", "on_switch", "ops", "set_backend"]
 
 _NAMES = ("numpy", "numba")
 _modules: dict[str, ModuleType] = {}
@@ -38,6 +38,26 @@ def _module_name(name: str) -> str:
     from .fast import settings  # the one place TENSOR_FAST is read (and documented)
 
     return f"{__name__}.{'fast' if settings.FAST else 'kernels'}.backend"
+
+
+def int8() -> ModuleType:
+    """The int8 kernels behind ``tensor.nn.quantized``: the fast layer's ``fast.qgemm``,
+    or with ``TENSOR_FAST=0`` the kernels layer's ``kernels.quantized`` (chapter 10's),
+    picked as `_module_name` picks the numba backend.
+
+    Both modules offer one interface (``pack``, ``conv2d``, ``linear``, ``max_pool2d``,
+    ``adaptive_avg_pool2d``, ``add_requant``) and give the same integers; whichever
+    backend `ops()` is, the int8 ops run on numba."""
+    global _int8
+    if _int8 is None:
+        from .fast import settings
+
+        _int8 = importlib.import_module(
+            f"{__name__}.{'fast.qgemm' if settings.FAST else 'kernels.quantized'}")
+    return _int8
+
+
+_int8: ModuleType | None = None
 
 
 def _load(name: str) -> ModuleType | None:

@@ -15,6 +15,12 @@ answers up to rounding. The modules:
 - ``allocator``: reuses large freed outputs.
 - ``blas``: splits matrix products over the threads.
 - ``winograd_kernels``: 3x3 convolutions by Winograd's F(2x2, 3x3).
+- ``qgemm``: the int8 convolutions, linear layers, adds and max pools of
+  ``tensor.nn.quantized`` (chapter 10) on packed weights and channels-last
+  activations, through ``int8_simd`` (a 16-lane vector type for numba, the
+  ``uint8 x int8`` dot product with or without VNNI) and ``amx`` (Intel
+  AMX's tiles). It offers the interface of the kernels layer's ``quantized``;
+  ``tensor.backend.int8`` picks one of the two.
 
 The public names that chapter 8's compiler uses (``minifx.compiler``):
 ``spin.TASK`` and ``spin.array_at`` (a fused kernel is a worker task too),

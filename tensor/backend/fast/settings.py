@@ -14,6 +14,7 @@ variable               default   what it does
 ``TENSOR_SPIN``        1         ``0``: no worker threads, every op on the caller
 ``TENSOR_WINOGRAD``    1         ``0``: 3x3 convolutions through im2col too
 ``TENSOR_BLAS_THREADS`` 1        OpenBLAS threads when our threads split a product
+``TENSOR_INT8_PATH``   auto      int8 kernel: ``amx``, ``vnni`` or ``portable``
 ``OMP_WAIT_POLICY``    PASSIVE   set if unset: numba's idle OpenMP threads sleep
 =====================  ========  ===============================================
 
@@ -39,6 +40,8 @@ constant                what it decides
 ``FAST_POLLS``          checks an idle worker makes, a pause apart
 ``SLOW_POLLS``          then checks with a yield between, before it parks
 ``IN_PLACE_BLOCK``      elements per block of an in-place map (in L1)
+``INT8_MACS_PER_COPY``  int8 multiply-adds that cost one element-copy
+``AMX_MIN_ROWS``        share of an AMX tile's 16 rows a layer must fill
 ======================  =====================================================
 """
 
@@ -50,6 +53,8 @@ FAST = os.environ.get("TENSOR_FAST", "1") != "0"
 SPIN = os.environ.get("TENSOR_SPIN", "1") != "0"
 WINOGRAD = os.environ.get("TENSOR_WINOGRAD", "1") != "0"
 BLAS_THREADS = int(os.environ.get("TENSOR_BLAS_THREADS", "1"))
+# "auto": VNNI where the CPU numba compiles for has it, else the portable kernel.
+INT8_PATH = os.environ.get("TENSOR_INT8_PATH", "auto")
 
 # numba's parallel kernels run on OpenMP. By default its idle threads spin
 # for a while after each parallel loop, and on a small machine they then take
@@ -101,3 +106,10 @@ SLOW_POLLS = 1000
 # An in-place map computes a block into a buffer and copies it back (see
 # ``tasks.in_place_task``); 4 or 8 KB stays in L1.
 IN_PLACE_BLOCK = 1024
+# How ``threads.spread`` weighs an int8 layer: one ``vpdpbusd`` does 64
+# multiply-adds, about what a vector copy does in elements. So a layer splits
+# from SPIN_MIN * 64 (2M) multiply-adds.
+INT8_MACS_PER_COPY = 64
+# An AMX tile takes 16 neighbouring pixels of an output row; a layer whose rows
+# fill less of them (a row of 7 fills 7 of 16) runs faster on the vector kernel.
+AMX_MIN_ROWS = 0.2

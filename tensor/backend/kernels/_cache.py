@@ -22,7 +22,7 @@ from . import scalar
 
 _HERE = Path(__file__).parent
 # The files that hold kernels, or functions that kernels inline.
-_FAST_KERNELS = ("math32", "spin", "tasks", "winograd_kernels")
+_FAST_KERNELS = ("amx", "int8_simd", "math32", "qgemm", "spin", "tasks", "winograd_kernels")
 _SOURCES = [*sorted(_HERE.glob("*.py")),
             *(_HERE.parent / "fast" / f"{name}.py" for name in _FAST_KERNELS)]
 

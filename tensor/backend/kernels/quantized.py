@@ -10,15 +10,23 @@ in float32, the order torch's x86 kernels use (checked against them). The
 weights are symmetric (zero point 0), so only the activations need shifting,
 and that shift is done once, when the activations are copied into columns.
 
-numba has no VNNI intrinsics; the loop is written so that LLVM vectorises it
-anyway: for each of four output rows at once, ``acc[:] += w * cols[k, :]`` over
-a contiguous row of int16 columns, widened to int32 (AVX2 does 8 lanes of
-``vpmulld``/``vpaddd``). Four rows share each load of a column row.
+The loop is written so that LLVM vectorises it: for each of four output rows
+at once, ``acc[:] += w * cols[k, :]`` over a contiguous row of int16 columns,
+widened to int32. Four rows share each load of a column row. The int8
+multiply-add instructions (``vpdpbusd``, AMX's ``tdpbusd``) are the fast
+layer's (``tensor/backend/fast/qgemm.py``): the same integers, sooner.
 
 The pools and the elementwise add work directly on the integers.
+
+The functions at the bottom (``pack``, ``conv2d``, ``linear``, ``max_pool2d``,
+``adaptive_avg_pool2d``, ``add_requant``) are the int8 interface that
+``tensor.nn.quantized`` calls through ``tensor.backend.int8()``; the fast
+layer's ``qgemm`` offers the same functions, with the same integers.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -205,3 +213,73 @@ def add_requant(a, za, sa, b, zb, sb, inv_out, zp_out, relu, out):
         elif r > 255:
             r = 255
         out[i] = r
+
+
+# ---- the int8 interface (``tensor.backend.int8``) ---------------------------------------
+class Packed(NamedTuple):
+    """A layer's weight as ``qgemm_requant`` reads it: made once, kept on the weight."""
+
+    matrix: np.ndarray  # (O, K) int16
+    transposed: np.ndarray  # (K, O) int16, for ``qgemm_requant_narrow``
+    shape: tuple  # the weight's own shape, (O, C, kh, kw) or (O, K)
+
+
+def pack(weight: np.ndarray) -> Packed:
+    """A qint8 weight's integers as the int16 matrices the GEMMs read."""
+    w = np.ascontiguousarray(weight.reshape(weight.shape[0], -1), dtype=np.int16)
+    return Packed(w, np.ascontiguousarray(w.T), weight.shape)
+
+
+# Below this many columns the GEMM vectorises along the output channels instead.
+NARROW = 64
+
+
+def _gemm(packed: Packed, cols, mult, bias, inv_out, zp_out, qmin, qmax) -> np.ndarray:
+    """requant(W @ cols): (K, P) int16 columns -> (O, P) uint8."""
+    out = np.empty((packed.matrix.shape[0], cols.shape[1]), dtype=np.uint8)
+    if cols.shape[1] < NARROW:
+        qgemm_requant_narrow(packed.transposed, cols, mult, bias, inv_out, np.float32(zp_out),
+                             qmin, qmax, out)
+    else:
+        qgemm_requant(packed.matrix, cols, mult, bias, inv_out, np.float32(zp_out), qmin, qmax,
+                      out)
+    return out
+
+
+def linear(rows: np.ndarray, zx: int, packed: Packed, mult, bias, inv_out, zp_out: int,
+           qmin: int, qmax: int) -> np.ndarray:
+    """requant((rows - zx) @ weight.T) for (M, K) uint8 rows: (M, O) uint8."""
+    cols = np.ascontiguousarray((rows.astype(np.int16) - np.int16(zx)).T)
+    return np.ascontiguousarray(_gemm(packed, cols, mult, bias, inv_out, zp_out, qmin, qmax).T)
+
+
+# --8<-- [start:conv2d]
+def conv2d(x: np.ndarray, zx: int, packed: Packed, stride, padding, dilation, oh: int,
+           ow: int, mult, bias, inv_out, zp_out: int, qmin: int, qmax: int) -> np.ndarray:
+    """requant(conv2d(x - zx, weight)) of an (N, C, H, W) uint8 ``x``: im2col of every
+    image's shifted integers side by side, then one ``qgemm_requant`` for the batch."""
+    n, c = x.shape[:2]
+    o, _, kh, kw = packed.shape
+    cols = np.empty((c * kh * kw, n, oh * ow), dtype=np.int16)
+    src = np.ascontiguousarray(x)
+    for i in range(n):
+        im2col_shifted(src[i], np.int16(zx), kh, kw, *stride, *padding, *dilation, oh, ow,
+                       cols[:, i, :])
+    out = _gemm(packed, cols.reshape(c * kh * kw, n * oh * ow), mult, bias, inv_out, zp_out,
+                qmin, qmax)
+    return np.ascontiguousarray(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
+# --8<-- [end:conv2d]
+
+
+def max_pool2d(x: np.ndarray, kernel, stride, padding, dilation, oh: int, ow: int):
+    """``max_pool2d_int`` of an (N, C, H, W) array into a new one."""
+    out = np.empty((*x.shape[:2], oh, ow), dtype=x.dtype)
+    max_pool2d_int(np.ascontiguousarray(x), *kernel, *stride, *padding, *dilation, oh, ow, out)
+    return out
+
+
+def adaptive_avg_pool2d(x: np.ndarray, oh: int, ow: int) -> np.ndarray:
+    """``adaptive_avg_pool2d_int`` of an (N, C, H, W) array into a new one."""
+    out = np.empty((*x.shape[:2], oh, ow), dtype=x.dtype)
+    adaptive_avg_pool2d_int(np.ascontiguousarray(x), oh, ow, out)
+    return out

@@ -11,7 +11,7 @@ from ..._dtype import dtype, qint8, quint8
 from ..._functions import zeros
 from ..._quantized import QTensor, quantize_per_tensor
 from ..._quantized_elementwise import qhardswish
-from ..._quantized_ops import qconv2d, qlinear
+from ..._quantized_ops import prepack, qconv2d, qlinear
 from ..._tensor import Tensor
 from .. import functional as F
 from ..module import Module
@@ -41,6 +41,7 @@ class _QuantizedWeightModule(Module):
     def set_weight_bias(self, weight: QTensor, bias: Tensor | None) -> None:
         if not isinstance(weight, QTensor) or weight.dtype is not qint8:
             raise TypeError(f"{self._get_name()}: the weight must be a qint8 QTensor")
+        prepack(weight)  # packed once, here, for the int8 kernels
         self._weight = weight
         self._bias = bias
 
