@@ -206,3 +206,12 @@ def test_args_given_as_a_list_become_a_tuple_and_empty_kwargs_a_new_dict():
     node._update_args_kwargs((), given)
     assert node.kwargs == given and node.kwargs is not given and node.all_input_nodes == [n["z"]]
     assert node not in n["x"].users and node not in n["y"].users and node in n["z"].users
+
+
+def test_ops_are_compared_by_value_not_identity():
+    built = "".join(["call_", "function"])  # equal to "call_function", another object
+    assert built == "call_function"
+    g = minifx.Graph()
+    assert Node(g, "f", built, operator.neg, (), {}).target is operator.neg
+    with pytest.raises(ValueError, match="Node n: call_function target 'add' is not callable"):
+        Node(g, "n", built, "add", (), {})
