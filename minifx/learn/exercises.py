@@ -288,7 +288,8 @@ EXERCISES: list[Exercise] = [
          ("tests/ch03/test_graph_core.py::test_which_nodes_are_impure_is_torch_fx_s",
           "tests/ch03/test_graph_core.py::test_framework_side_effects_are_torch_fx_s",
           "tests/ch03/test_graph_core.py::test_random_draws_of_tensor_are_impure",
-          "tests/ch03/test_graph_core.py::test_marked_functions_and_impure_modules_are_impure")),
+          "tests/ch03/test_graph_core.py::test_marked_functions_and_impure_modules_are_impure",
+          "tests/ch03/test_graph_core.py::test_only_call_module_asks_the_submodule_and_ops_compare_by_value")),
     ),
     *_rows(
         "ch04",

@@ -221,3 +221,16 @@ def test_marked_functions_and_impure_modules_are_impure():
     g.owning_module = root
     assert [c.is_impure() for c in calls] == [True, True, False, False]
     assert g.eliminate_dead_code() and names(g.nodes) == ["x", "log", "noisy"]
+
+
+def test_only_call_module_asks_the_submodule_and_ops_compare_by_value():
+    root = nn.Module()
+    root.noisy = nn.ReLU()
+    root.noisy._is_impure = True
+    g = minifx.Graph(root)
+    x = g.placeholder("x")
+    module_op, function_op = "".join(["call_", "module"]), "".join(["call_", "function"])
+    assert not g.get_attr("noisy").is_impure()  # a read of the impure module is pure
+    assert not g.call_method("noisy", (x,)).is_impure()
+    assert g.create_node(module_op, "noisy", (x,)).is_impure()
+    assert g.create_node(function_op, operator.setitem, (x, 0, 1)).is_impure()
