@@ -30,16 +30,6 @@ from .node import (
 )
 
 
-def _make_root(graph: Graph) -> Node:
-    """The sentinel: a node that is never yielded and closes the circle."""
-    root = Node.__new__(Node)
-    root.graph, root.name, root.op, root.target = graph, "", "root", ""
-    root.users, root._input_nodes, root.meta, root._erased = {}, {}, {}, False
-    root._args, root._kwargs, root.type = (), {}, None
-    root._prev = root._next = root
-    return root
-
-
 class _NodeList:
     """A live view of a graph's nodes: ``len()``, iteration, ``reversed()``."""
 
@@ -51,6 +41,14 @@ class _NodeList:
 
     # --8<-- [start:iteration]
     def __iter__(self) -> Iterator[Node]:
+        """Yield the graph's nodes from the one after the root round to the root:
+        following ``_next`` (``_prev`` when the view is reversed), skipping
+        the erased ones.
+
+        Each node's link is read only after the caller is done with it, so
+        the caller may erase the node it is visiting (its links still lead
+        on) or insert nodes after it (they are visited next).
+        """
         root, forward = self._graph._root, self._forward
         cur = root._next if forward else root._prev
         while cur is not root:
@@ -95,13 +93,37 @@ class Graph:
         g.output(y)
     """
 
+    # --8<-- [start:graph_init]
     def __init__(self, owning_module: Any = None) -> None:
-        self._root = _make_root(self)
-        self._insert: Callable[[Node], None] = self._root.prepend
+        """An empty graph: a circle of one node, the sentinel ``_root``.
+
+        The root is never yielded by ``nodes``: it closes the circular list,
+        so the first node is ``_root._next`` and the last ``_root._prev``.
+        It is made without ``Node.__init__`` (``Node.__new__``: its op
+        ``"root"`` is no opcode) and given every field a node has: this
+        graph, the name ``""``, op ``"root"``, target ``""``, empty
+        ``users``, ``_input_nodes`` and ``meta``, ``_erased`` False, empty
+        ``_args`` and ``_kwargs``, no ``type``, and ``_prev`` and ``_next``
+        pointing at itself.
+
+        Then the graph's own state: ``_insert``, the insertion function, is
+        ``_root.prepend`` (new nodes go at the end, before the root);
+        ``_len`` counts the nodes (0); ``_graph_namespace`` is a fresh
+        ``Namespace`` that names the nodes; ``owning_module`` is kept; and
+        ``_codegen`` is a fresh ``CodeGen``.
+        """
+        root = Node.__new__(Node)  # the sentinel: never yielded, closes the circle
+        root.graph, root.name, root.op, root.target = self, "", "root", ""
+        root.users, root._input_nodes, root.meta, root._erased = {}, {}, {}, False
+        root._args, root._kwargs, root.type = (), {}, None
+        root._prev = root._next = root
+        self._root = root
+        self._insert: Callable[[Node], None] = root.prepend
         self._len = 0
         self._graph_namespace = Namespace()
         self.owning_module = owning_module  # the GraphModule this graph belongs to, if any
         self._codegen = CodeGen()
+    # --8<-- [end:graph_init]
 
     @property
     def nodes(self) -> _NodeList:
@@ -159,6 +181,15 @@ class Graph:
 
     @staticmethod
     def _target_to_str(target: Target) -> str:
+        """The name a node starts from when none is given, as torch.fx picks it.
+
+        A callable target gives its ``__name__`` (or, with none, the name of
+        its type: ``partial``); a string target is itself, with the
+        surrounding double underscores of a dunder dropped (``"__add__"``
+        gives ``add``). The result goes through ``snake_case``
+        (``MyLinear`` gives ``my_linear``); the namespace makes it a unique,
+        legal identifier later.
+        """
         if callable(target):
             op = getattr(target, "__name__", type(target).__name__)
         else:

@@ -197,7 +197,6 @@ def _format_arg(arg: Any) -> str:
 # --8<-- [end:format_helpers]
 
 
-# --8<-- [start:node_class]
 class Node:
     """One operation in a Graph.
 
@@ -211,8 +210,25 @@ class Node:
     - ``output``: return ``args[0]``.
     """
 
+    # --8<-- [start:node_init]
     def __init__(self, graph: Graph, name: str, op: str, target: Target, args: tuple[Argument, ...],
                  kwargs: dict[str, Argument], return_type: Any = None) -> None:
+        """A node of ``graph``, not yet linked into it (``Graph.create_node`` does that).
+
+        Checked first, each a ValueError that starts with ``Node <name>:``:
+        an ``op`` that is not one of ``OPCODES`` (``unknown op '<op>'``); a
+        ``call_function`` whose target is not callable (``call_function
+        target <target> is not callable``); any other op with a target that
+        is not a string (``<op> needs a string target, got <target>``).
+
+        Then the fields: ``graph``, ``name``, ``op``, ``target``, ``type``
+        (the ``return_type``) and an empty ``meta`` dict; ``_input_nodes``
+        and ``users``, empty dicts used as ordered sets; ``_prev`` and
+        ``_next`` pointing at the node itself (a circle of one); ``_erased``
+        False. Last, ``args`` and ``kwargs`` go in through
+        ``_update_args_kwargs`` (start ``_args`` at ``()`` and ``_kwargs`` at
+        ``{}``), which records the inputs and adds this node to their users.
+        """
         if op not in OPCODES:
             raise ValueError(f"Node {name}: unknown op {op!r}; expected one of {OPCODES}")
         if op == "call_function" and not callable(target):
@@ -238,6 +254,7 @@ class Node:
         self._args: tuple[Argument, ...] = ()
         self._kwargs: dict[str, Argument] = {}
         self._update_args_kwargs(args, kwargs)
+    # --8<-- [end:node_init]
 
     # -- neighbours -------------------------------------------------------
     @property
@@ -249,7 +266,6 @@ class Node:
     def prev(self) -> Node:
         """The previous node in the graph."""
         return self._prev
-    # --8<-- [end:node_class]
 
     def prepend(self, x: Node) -> None:
         """Move (or insert) ``x`` just before this node, in the same graph.
@@ -275,7 +291,6 @@ class Node:
         """Move (or insert) ``x`` just after this node."""
         self._next.prepend(x)
 
-    # --8<-- [start:node_edges]
     # -- inputs and users -------------------------------------------------
     @property
     def args(self) -> tuple[Argument, ...]:
@@ -300,9 +315,19 @@ class Node:
         """Every Node this one reads, in order of first appearance."""
         return list(self._input_nodes)
 
+    # --8<-- [start:update_args]
     def _update_args_kwargs(self, new_args: tuple[Argument, ...], new_kwargs: dict) -> None:
-        """Set args and kwargs and keep ``users`` in sync (``copy_arg``, at the end of
-        this file, is speed only: it copies and collects the inputs in one walk)."""
+        """Set args and kwargs and keep both ends of every edge in sync.
+
+        First this node leaves the ``users`` of each node it read until now.
+        Then ``_args`` becomes a copy of ``new_args`` as a tuple and
+        ``_kwargs`` a copy of ``new_kwargs`` as a dict (``{}`` when it is
+        empty), both through ``copy_arg``, which fills a fresh
+        ``_input_nodes`` with every Node they hold, in order of first
+        appearance. Last, this node joins the ``users`` of each of them
+        (appended at the end, once). The caller's tuple, lists and dicts
+        are never kept: a later change to them does not reach the node.
+        """
         for old in self._input_nodes:
             old.users.pop(self, None)
         self._input_nodes = {}
@@ -310,6 +335,7 @@ class Node:
         self._kwargs = copy_arg(dict(new_kwargs), self._input_nodes) if new_kwargs else {}
         for new in self._input_nodes:
             new.users.setdefault(self)
+    # --8<-- [end:update_args]
 
     def update_arg(self, idx: int, arg: Argument) -> None:
         """Set ``args[idx]`` to ``arg`` (a new tuple, via the setter: ``users`` stay in sync)."""
@@ -321,6 +347,7 @@ class Node:
         """Set ``kwargs[key]`` to ``arg`` through the setter, so ``users`` stay in sync."""
         self.kwargs = {**self._kwargs, key: arg}
 
+    # --8<-- [start:rewiring]
     def replace_input_with(self, old_input: Node, new_input: Node) -> None:
         """Make this node read ``new_input`` wherever it read ``old_input``."""
         swap = lambda n: new_input if n is old_input else n  # noqa: E731
@@ -347,6 +374,7 @@ class Node:
             user.replace_input_with(self, replace_with)
             changed.append(user)
         return changed
+    # --8<-- [end:rewiring]
 
     # -- metadata ---------------------------------------------------------
     @property
@@ -358,9 +386,21 @@ class Node:
     def stack_trace(self, trace: str | None) -> None:
         self.meta["stack_trace"] = trace
 
+    # --8<-- [start:is_impure]
     def is_impure(self, impure_random: bool = True) -> bool:
-        """True if removing this node could change what the program does
-        (``impure_random=False``: a random draw nobody reads may go)."""
+        """True if removing this node could change what the program does.
+
+        ``eliminate_dead_code`` keeps such a node even when nobody reads it.
+        A placeholder and the output always are. A ``call_function`` is when
+        its target was marked (``register_side_effect``, and
+        ``operator.setitem``) or its framework says so
+        (``has_side_effect(target, impure_random)``: asserts, in-place ops,
+        and random draws unless ``impure_random`` is False). A
+        ``call_module`` is when the graph has an owning module and the
+        submodule it names (``get_submodule``) has a true ``_is_impure``; a
+        submodule that cannot be found counts as pure. Everything else
+        (``get_attr``, ``call_method``, ``print``) is pure, as in torch.fx.
+        """
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
@@ -373,6 +413,7 @@ class Node:
                 return False
             return bool(getattr(module, "_is_impure", False))
         return False
+    # --8<-- [end:is_impure]
 
     # -- printing ---------------------------------------------------------
     def format_node(self) -> str:
@@ -398,7 +439,6 @@ class Node:
 
     def __repr__(self) -> str:
         return self.name
-# --8<-- [end:node_edges]
 
 
 _CONTAINERS = (tuple, list, dict, slice)
@@ -449,25 +489,34 @@ def map_arg(a: Argument, fn: Callable[[Node], Argument]) -> Argument:
 # --8<-- [end:map_aggregate]
 
 
-# -- Speed only (skip on a first read) -------------------------------------------
+# -- Copying arguments --------------------------------------------------------------
 # Every node creation copies its arguments: Node._update_args_kwargs and
-# Graph.__deepcopy__ (through _compat.copy_graph_fast) use this fused walk.
+# Graph.__deepcopy__ (through _compat.copy_graph_fast) use this walk.
 
 # Exact types of the constants that a node's arguments hold as they are (no Node
 # inside): hot paths test `type(x) in PLAIN_CONSTANTS`, one lookup.
 PLAIN_CONSTANTS = frozenset({int, float, bool, str, complex, type(None)})
 
 
+# --8<-- [start:copy_arg]
 def copy_arg(a: Argument, found: dict[Node, None],
              node_map: dict[Node, Node] | None = None) -> Argument:
     """A copy of the structure ``a`` that notes in ``found`` every Node it meets;
     with ``node_map``, each Node is first replaced by ``node_map[node]``.
 
     It is ``map_arg(a, node_map.__getitem__)`` (or ``map_aggregate(a, lambda
-    x: x)``), fused with collecting the inputs. Every node creation passes
-    here, so the usual shapes (Nodes and constants in plain tuples, lists and
-    dicts) are told apart by exact type, in a loop rather than a call per
-    leaf; anything else takes the general walk.
+    x: x)``), fused with collecting the inputs: each Node of the answer is
+    set as a key of ``found`` (value None), in the order the walk meets
+    them. Tuples, lists and dicts come back as new containers of the same
+    type, nested ones too, so the copy shares no container with ``a``; a
+    constant (``PLAIN_CONSTANTS``) comes back as it is.
+
+    Every node creation passes here, so the usual shapes (Nodes and
+    constants in plain tuples, lists and dicts) are told apart by exact
+    type, in a loop rather than a call per leaf: a list or tuple walks its
+    items, a Node is noted, a constant kept, anything else copied by a
+    recursive call. Anything else at the top (a named tuple, a slice) takes
+    the general walk, ``map_aggregate`` with ``_note_node`` on each leaf.
     """
     kind = type(a)
     if kind is tuple or kind is list:
@@ -493,3 +542,4 @@ def _note_node(a: Argument, found: dict[Node, None], node_map: dict | None) -> A
         a = a if node_map is None else node_map[a]
         found[a] = None
     return a
+# --8<-- [end:copy_arg]

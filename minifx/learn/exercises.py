@@ -119,9 +119,6 @@ EXERCISES: list[Exercise] = [
          "placeholder, get_attr and output have their own forms; the rest print "
          "op[target=...](args = ..., kwargs = ...). _format_arg and pretty_target help.",
          ("tests/ch01/test_ch01_first_example.py",)),
-        ("minifx/graph.py", "Graph.__str__", "print a graph",
-         "A first line graph(): then one indented line per node.",
-         ("tests/ch01/test_ch01_first_example.py",)),
         ("minifx/node.py", "pretty_target", "how a target prints in a node's line",
          "Strings as they are; builtins as builtins.name, _operator functions as "
          "operator.name; the rest by qualified_name (repr when it has no name).",
@@ -139,6 +136,20 @@ EXERCISES: list[Exercise] = [
          "Recurse through lists, tuples and dicts; a Node prints with a %; everything else "
          "by str.",
          ("tests/ch01/test_ch01_naming.py", "tests/ch01/test_ch01_first_example.py")),
+        ("minifx/node.py", "Node.__init__", "what a node holds",
+         "Refuse a bad op or target first, each with its sentence; then set the fields, "
+         "point _prev and _next at the node itself, and let _update_args_kwargs take "
+         "args and kwargs.",
+         ("tests/ch01/test_ch01_node.py",)),
+        ("minifx/node.py", "copy_arg", "copy an argument, noting its nodes",
+         "One walk that rebuilds the containers and notes every Node in found; "
+         "lists and tuples item by item, dicts value by value, constants as they are, "
+         "anything else through map_aggregate.",
+         ("tests/ch01/test_ch01_node.py",)),
+        ("minifx/node.py", "Node._update_args_kwargs", "keep users in sync with args",
+         "Leave the users of the old inputs, copy the new args and kwargs with copy_arg "
+         "into a fresh _input_nodes, then join the users of each new input.",
+         ("tests/ch01/test_ch01_node.py",)),
     ),
     *_rows(
         "ch02",
@@ -249,6 +260,36 @@ EXERCISES: list[Exercise] = [
          "Walk g's nodes; skip those val_map has; at the output, map its argument through "
          "val_map and return; else record node_copy's result in val_map.",
          ("tests/ch03/test_graph_edit.py",)),
+        ("minifx/graph.py", "Graph.__str__", "print a graph",
+         "A first line graph(): then one indented line per node.",
+         ("tests/ch03/test_graph_core.py::test_str_is_torch_fx_str",)),
+        ("minifx/graph.py", "Graph.__init__", "an empty graph around its sentinel",
+         "Make the root with Node.__new__ and give it every field a node has, its links "
+         "pointing at itself; new nodes go in with the root's prepend.",
+         ("tests/ch03/test_graph_core.py::test_an_empty_graph_is_a_circle_of_one",
+          "tests/ch03/test_graph_core.py::test_new_nodes_go_at_the_end_and_are_counted",
+          "tests/ch03/test_graph_core.py::test_each_graph_has_its_own_root_namespace_and_codegen")),
+        ("minifx/graph.py", "_NodeList.__iter__", "walk the circle, skipping erased nodes",
+         "Start next to the root and stop when you are back at it; step forward or "
+         "backward by the view's direction, reading the link after the yield.",
+         ("tests/ch03/test_graph_core.py::test_the_walk_both_ways_is_torch_fx_s",
+          "tests/ch03/test_graph_core.py::test_erasing_the_visited_node_and_the_next_is_safe",
+          "tests/ch03/test_graph_core.py::test_a_node_inserted_after_the_visited_one_is_visited_next",
+          "tests/ch03/test_graph_core.py::test_the_walk_is_lazy_and_skips_erased_nodes")),
+        ("minifx/graph.py", "Graph._target_to_str", "the name a target suggests",
+         "A callable by its __name__ (its type's when it has none); a string as it is, "
+         "without a dunder's underscores; then snake_case.",
+         ("tests/ch03/test_graph_core.py::test_names_from_targets_are_torch_fx_s",
+          "tests/ch03/test_graph_core.py::test_a_callable_without_a_name_is_named_by_its_type",
+          "tests/ch03/test_graph_core.py::test_nodes_are_named_from_their_target_as_torch_fx")),
+        ("minifx/node.py", "Node.is_impure", "which nodes dead-code elimination keeps",
+         "By op: placeholder and output always; call_function when marked or when a "
+         "framework says so; call_module when the owning module's submodule says so.",
+         ("tests/ch03/test_graph_core.py::test_which_nodes_are_impure_is_torch_fx_s",
+          "tests/ch03/test_graph_core.py::test_framework_side_effects_are_torch_fx_s",
+          "tests/ch03/test_graph_core.py::test_random_draws_of_tensor_are_impure",
+          "tests/ch03/test_graph_core.py::test_marked_functions_and_impure_modules_are_impure",
+          "tests/ch03/test_graph_core.py::test_only_call_module_asks_the_submodule_and_ops_compare_by_value")),
     ),
     *_rows(
         "ch04",
@@ -883,6 +924,42 @@ MORE_HINTS: dict[str, str] = {
         "type_repr. A placeholder with args prints (default=...) after its target. Output "
         "prints as return and its argument. The other ops spell the target with "
         "pretty_target and args and kwargs with _format_arg.",
+    "Node.__init__":
+        "Test op against OPCODES, then callable(target) for call_function and "
+        "isinstance(target, str) for the others; each message starts with Node and the "
+        "name. Both edge dicts start empty, the links point at self, and _args and "
+        "_kwargs must exist before _update_args_kwargs runs, because it reads "
+        "_input_nodes.",
+    "copy_arg":
+        "Compare type(a) with tuple, list and dict by identity, so that a named tuple "
+        "falls through to the general walk. In the list/tuple loop a Node is mapped "
+        "(when node_map is given) and then noted; an item that is neither a Node nor a "
+        "plain constant is copied by calling copy_arg on it. Build a list, and turn it "
+        "into a tuple when a was one.",
+    "Node._update_args_kwargs":
+        "pop this node from each old input's users (with a default); assign a new dict "
+        "to _input_nodes before copying; tuple(new_args) and dict(new_kwargs) go through "
+        "copy_arg with that dict; an empty kwargs becomes {}; setdefault adds this node "
+        "to each input's users.",
+    "Graph.__init__":
+        "Node.__new__(Node) gives an object with no fields; set graph, name, op, target, "
+        "users, _input_nodes, meta, _erased, _args, _kwargs and type by hand, then "
+        "_prev and _next to the root itself. _insert is the root's bound prepend; _len "
+        "starts at 0; Namespace() and CodeGen() are new for each graph.",
+    "_NodeList.__iter__":
+        "It is a generator. cur starts at root._next (root._prev when not forward); "
+        "loop while cur is not root; yield cur unless cur._erased; only then move cur "
+        "to cur._next (or cur._prev).",
+    "Graph._target_to_str":
+        "callable(target) decides; getattr(target, '__name__', type(target).__name__) "
+        "covers both callables. A dunder starts and ends with '__': cut two characters "
+        "from each end. snake_case is imported from namespace.",
+    "Node.is_impure":
+        "Return early for placeholder and output. For call_function, test membership in "
+        "_side_effectful_functions, then ask has_side_effect with impure_random. For "
+        "call_module, only with graph.owning_module: get_submodule raises AttributeError "
+        "when the path is missing (pure); else bool(getattr(module, '_is_impure', "
+        "False)). Everything else is False.",
     "Graph.__str__":
         "Join the lines with newlines, with none at the end; each node's line is "
         "format_node's text indented by four spaces.",

@@ -48,12 +48,14 @@ BUGS: dict[str, tuple[str, str]] = {
                 "y = _block(b, pb, n,"),
     "ch00.13": ("if op <= 1:\n                acc += v", "if op <= 1:\n                acc = v"),
     "ch01.1": ('default = f"(default={self._args[0]})" if self._args else ""', 'default = ""'),
-    "ch01.2": ('"    " + node.format_node()', '"  " + node.format_node()'),
-    "ch01.3": ('return f"builtins.{name}"', "return name"),
-    "ch01.4": ('qualname = name if name != "<lambda>" else "lambda_"', "qualname = name"),
-    "ch01.5": ("if obj is ...:", "if False:"),
-    "ch01.6": ('return f"({items},)" if len(arg) == 1 else f"({items})"',
+    "ch01.2": ('return f"builtins.{name}"', "return name"),
+    "ch01.3": ('qualname = name if name != "<lambda>" else "lambda_"', "qualname = name"),
+    "ch01.4": ("if obj is ...:", "if False:"),
+    "ch01.5": ('return f"({items},)" if len(arg) == 1 else f"({items})"',
                'return f"({items})"'),
+    "ch01.6": ("self._prev: Node = self", "self._prev: Node = graph._root"),
+    "ch01.7": ("x = copy_arg(x, found, node_map)", "x = x"),
+    "ch01.8": ("old.users.pop(self, None)", "pass"),
     "ch02.1": ("if kind is tuple:\n            return tuple([self.create_arg(x) for x in a])",
                "if kind is tuple:\n            return a"),
     "ch02.2": ('return tracer.create_proxy("call_method", method, args, kwargs)',
@@ -89,6 +91,12 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch03.11": ("result.meta = copy.copy(node.meta)", "result.meta = node.meta"),
     "ch03.12": ("if node in val_map:\n                continue",
                 "if node in val_map:\n                pass"),
+    "ch03.13": ('"    " + node.format_node()', '"  " + node.format_node()'),
+    "ch03.14": ("self._len = 0", "self._len = 1"),
+    "ch03.15": ("cur = cur._next if forward else cur._prev",
+                "cur = cur._next if forward else cur._next"),
+    "ch03.16": ("op = op[2:-2]", "op = op[2:]"),
+    "ch03.17": ('return bool(getattr(module, "_is_impure", False))', "return False"),
     "ch04.1": ("for node in reversed(graph.nodes):", "for node in graph.nodes:"),
     "ch04.2": ("return getattr(self, n.op)(n.target, args, kwargs)",
                "return getattr(Interpreter, n.op)(self, n.target, args, kwargs)"),
@@ -288,7 +296,7 @@ def test_a_failing_assert_in_a_helper_module_shows_its_values(tmp_path):
     ws.start("ch01", workspace)
     for exercise in chapter_exercises("ch01"):
         ws.set_function(workspace, exercise, ws.solution(exercise))
-    graph_str = find_exercise("ch01.2")
+    graph_str = find_exercise("ch03.13")
     buggy = ws.solution(graph_str).replace('"    " + node', '"  " + node')
     plan = {"steps": [{"label": "twins", "args": ["-m", "ch02", "tests/ch02/test_ch02_proxy.py"],
                        "swaps": [{"module": "minifx.graph", "qualname": graph_str.qualname,
