@@ -36,6 +36,11 @@ class Exercise:
         return MORE_HINTS[self.qualname]
 
 
+# The test files of graph_module.py's exercises, whose selectors name single tests.
+_GM = "tests/ch06/test_graph_module.py::"
+_GMB = "tests/ch06/test_graph_module_build.py::"
+
+
 def _rows(chapter: str, *rows: tuple) -> list[Exercise]:
     return [Exercise(chapter, k, *row) for k, row in enumerate(rows, start=1)]
 
@@ -463,6 +468,82 @@ EXERCISES: list[Exercise] = [
          "the name as a builtin, keeping the sign.",
          ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
           "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/graph_module.py", "_module_base_for", "which module class a root asks for",
+         "A module root: its framework's module class. A dict root: the first value that "
+         "its own framework calls a module or a tensor decides; none means tensor's.",
+         (_GMB + "test_the_root_decides_the_module_class",
+          _GM + "test_instances_share_one_combined_class_and_each_gets_its_own_subclass")),
+        ("minifx/graph_module.py", "_install", "put one value in place, tensors as buffers",
+         "Find the value's framework (from the table when one is given, filling it); a "
+         "tensor that is no parameter is registered as a buffer, anything else is set.",
+         (_GMB + "test_a_dict_root_installs_tensors_as_buffers_and_the_rest_as_attributes",
+          _GMB + "test_install_asks_the_frameworks_table_first_and_fills_it",
+          _GMB + "test_a_plain_tensor_attribute_becomes_a_buffer",
+          _GM + "test_copies_only_what_the_graph_names")),
+        ("minifx/graph_module.py", "GraphModule._parent_of",
+         "walk to the module that holds a target",
+         "Split off the last atom; answer from walked when the path is there; else walk from "
+         "self, making missing modules empty, refusing anything that is no module; remember.",
+         (_GMB + "test_parent_of_makes_the_missing_modules_and_remembers_each_path",
+          _GMB + "test_parent_of_refuses_a_non_module_on_the_way",
+          _GMB + "test_a_dict_root_installs_shallow_targets_first_like_torch_fx",
+          _GM + "test_dict_root_puts_a_child_inside_its_parent",
+          _GM + "test_dict_root_with_a_tensor_where_a_parent_module_should_be_is_refused",
+          _GM + "test_submodule_api")),
+        ("minifx/graph_module.py", "GraphModule._copy_attr", "copy one target from the root",
+         "Walk the parent atoms on both sides at once (or take the pair from walked), making "
+         "empty modules on ours, stopping early when ours is already the root's object; "
+         "then install the last atom and forget the paths it replaced.",
+         (_GMB + "test_a_module_root_copies_what_the_graph_names_like_torch_fx",
+          _GMB + "test_the_missing_parts_of_a_target_are_named",
+          _GMB + "test_siblings_walk_their_path_once",
+          _GMB + "test_copy_attr_remembers_the_walked_paths_and_forgets_what_it_replaces",
+          _GM + "test_copies_only_what_the_graph_names",
+          _GM + "test_missing_target_named")),
+        ("minifx/graph_module.py", "GraphModule.__init__",
+         "copy what the graph names, then compile",
+         "Initialise the module and name its class; then one pass over the get_attr and "
+         "call_module nodes: copy from a module root, or collect a dict root's targets and "
+         "install them shallow first; last, assign the graph.",
+         (_GMB + "test_init_shares_its_tables_and_names_the_class",
+          _GMB + "test_a_dict_root_missing_a_target_is_refused",
+          _GMB + "test_a_dict_root_installs_shallow_targets_first_like_torch_fx",
+          _GMB + "test_a_torch_root_passes_training_like_torch_fx",
+          _GMB + "test_siblings_walk_their_path_once",
+          _GM + "test_is_a_tensor_module_and_a_graph_module",
+          _GM + "test_copies_only_what_the_graph_names",
+          _GM + "test_dict_root",
+          _GM + "test_dict_root_puts_a_child_inside_its_parent",
+          _GM + "test_dict_root_with_a_tensor_where_a_parent_module_should_be_is_refused",
+          _GM + "test_graph_setter_recompiles",
+          _GM + "test_over_a_torch_root_it_is_a_torch_module_matching_torch_fx")),
+        ("minifx/graph_module.py", "GraphModule.print_readable", "the code as a class",
+         "The class line names the framework's package; under it the verbose code, indented; "
+         "then each GraphModule child as a nested class; print if asked, return the text.",
+         (_GMB + "test_print_readable_of_nested_graph_modules_like_torch_fx",
+          _GM + "test_code_and_str_match_torch_fx",
+          _GM + "test_print_readable_prints",
+          _GM + "test_nested_graph_modules_print_readable_like_torch_fx",
+          _GM + "test_print_readable_with_stack_traces_matches_torch_fx",
+          _GM + "test_over_a_torch_root_it_is_a_torch_module_matching_torch_fx")),
+        ("minifx/graph_module.py", "GraphModule.__deepcopy__",
+         "a deep copy with a class of its own",
+         "Make the new instance from the shared class and note it in memo first; copy the "
+         "state and the graph through memo; give it the name; install the graph.",
+         (_GMB + "test_deepcopy_keeps_the_identities_a_memo_shares",
+          _GMB + "test_deepcopy_gets_a_class_of_its_own_next_to_the_original",
+          _GMB + "test_deepcopy_runs_a_subclass_s_own_recompile",
+          _GM + "test_deepcopy",
+          _GM + "test_deepcopy_of_a_graph_edited_since_recompile_runs_the_edited_graph",
+          _GM + "test_a_copy_keeps_its_generated_lines_for_tracebacks_after_the_original_dies",
+          _GM + "test_over_a_torch_root_it_is_a_torch_module_matching_torch_fx")),
+        ("minifx/graph_module.py", "GraphModule.delete_all_unused_submodules",
+         "drop the submodules no node reaches",
+         "Collect the used paths: every prefix of a get_attr or call_module target, and all "
+         "that lies under a called module; delete every other named module.",
+         (_GMB + "test_delete_all_unused_submodules_like_torch_fx",
+          _GMB + "test_delete_all_unused_submodules_passes_over_a_target_not_installed_yet",
+          _GM + "test_submodule_api")),
     ),
     *_rows(
         "ch07",
@@ -1164,6 +1245,42 @@ MORE_HINTS: dict[str, str] = {
         "The emit method is looked up by name on self, 'emit_' followed by the op. "
         "Placeholders add parameters and the output writes its own line end, so neither "
         "gets emit_frees. The PythonCode is what finish returns.",
+    "_module_base_for":
+        "isinstance(root, dict) separates the two cases. framework_of(value) gives each "
+        "value's adapter, which has is_module, is_tensor and module_class; the default is "
+        "tensor_framework(). Return inside the loop, at the first value that qualifies.",
+    "_install":
+        "With a table, frameworks.get(type(value)) first; on a miss, store framework_of(value) "
+        "under the type. Then framework.is_tensor and framework.is_parameter decide between "
+        "module.register_buffer(field, value) and setattr.",
+    "GraphModule._parent_of":
+        "target.rpartition('.') gives the path and the field; ''.split('.') would give [''], "
+        "so walk no atom for an empty path. add_module registers a new empty module; "
+        "isinstance against type(self)._module_base is the module test. Store the module "
+        "found under the path before returning.",
+    "GraphModule._copy_attr":
+        "rpartition('.') splits prefix and field. Walk with getattr(from_module, item, "
+        "_MISSING) on the root's side and getattr(to_module, item, None) on ours; 'is' tells "
+        "a module already copied whole. Store (root's module, ours) under the prefix. After "
+        "_install, delete the walked paths equal to the target or under it (target + '.').",
+    "GraphModule.__init__":
+        "type(self) is the instance's own class, so renaming it renames only this module. "
+        "Build walked, the dict targets, the parents and frameworks tables before the loop. "
+        "sorted(..., key=lambda t: t.count('.')) is stable. Assigning self.graph goes "
+        "through the property setter, which recompiles.",
+    "GraphModule.print_readable":
+        "The package is type(self)._module_base.__module__ up to its first dot. "
+        "python_code(root_module='self', verbose=True).src, lstrip('\\n'). The parts list "
+        "starts with an empty string, so joining with newlines puts a blank line before "
+        "each child; isinstance(child, GraphModule) picks the children.",
+    "GraphModule.__deepcopy__":
+        "type(self).__mro__[1] is the shared class; type(self)._module_base.__new__ makes the "
+        "bare instance. Update result.__dict__ with the deep copy of self._state(). Compare "
+        "type(result).recompile with GraphModule.recompile to choose the path.",
+    "GraphModule.delete_all_unused_submodules":
+        "For a path split on dots, the prefixes are the joins of path[:i] for i from 1 to "
+        "its length. get_submodule finds a called module; its named_modules() names are "
+        "relative, so prefix them with the target and a dot (skip the empty name).",
     "_instance_class":
         "issubclass tells whether cls already has the module class. The combined class is "
         "made with type(name, bases, namespace): bases (cls, base) so GraphModule's "
