@@ -317,6 +317,21 @@ EXERCISES: list[Exercise] = [
          "Pair the graph's placeholders with the values, check the counts first, empty "
          "the caller's list, and run with the pairs as the initial environment.",
          ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.__init__", "what every run reads",
+         "Keep the module, a dict of its named modules, the graph to run (the given one or "
+         "the module's), an empty env, the name and the two flags; with garbage collection "
+         "on, the last-use table of that graph.",
+         ("tests/ch04/test_interpreter_setup.py",
+          "tests/ch04/test_interpreter.py::test_garbage_collection_frees_values_like_torch_fx",
+          "tests/ch04/test_interpreter.py::test_run_another_graph_with_the_module_state")),
+        ("minifx/interpreter.py", "Interpreter.output", "the output opcode",
+         "The output node has one argument, already a value: hand it back untouched.",
+         ("tests/ch04/test_interpreter_setup.py::test_output_gives_its_argument_as_it_is",
+          "tests/ch04/test_interpreter.py::test_run_equals_eager_on_tensor_and_torch")),
+        ("minifx/passes/shape_prop.py", "extract_tensor_metadata", "describe one tensor",
+         "Shape, dtype and requires_grad from the tensor itself (a missing requires_grad is "
+         "False); the other four fields from its framework's tensor_layout.",
+         ("tests/ch04/test_shape_prop.py",)),
     ),
     *_rows(
         "ch05",
@@ -1281,6 +1296,17 @@ MORE_HINTS: dict[str, str] = {
         "For a path split on dots, the prefixes are the joins of path[:i] for i from 1 to "
         "its length. get_submodule finds a called module; its named_modules() names are "
         "relative, so prefix them with the target and a dot (skip the empty name).",
+    "Interpreter.__init__":
+        "dict(module.named_modules()) copies the names now. Choose the graph with an "
+        "'is not None' test on the argument. last_uses(graph) is the table; set it only "
+        "inside 'if garbage_collect_values'.",
+    "Interpreter.output":
+        "args is the tuple of the node's arguments with the Nodes already replaced by values; "
+        "the output node has exactly one.",
+    "extract_tensor_metadata":
+        "getattr with a default of False reads requires_grad safely; bool() makes it a "
+        "bool. framework_of(result).tensor_layout(result) is a tuple of four: unpack it "
+        "with * into TensorMetadata after the first three fields.",
     "_instance_class":
         "issubclass tells whether cls already has the module class. The combined class is "
         "made with type(name, bases, namespace): bases (cls, base) so GraphModule's "
