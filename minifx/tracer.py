@@ -74,6 +74,14 @@ class _Patcher:
             self._undo.pop()()
 
     def patch_attr(self, owner: Any, name: str, value: Any) -> None:
+        """``setattr(owner, name, value)`` now; the undo goes on ``self._undo``.
+
+        Whether ``name`` was in ``vars(owner)`` (the owner's own dict, not
+        inherited) is read before the change. The undo deletes an attribute
+        that was not there (so the inherited one shows again) and sets back
+        the very object ``vars(owner)`` held otherwise (a descriptor stays a
+        descriptor). ``__exit__`` runs the undos last first.
+        """
         missing = name not in vars(owner)
         original = vars(owner).get(name)
         setattr(owner, name, value)
@@ -82,6 +90,12 @@ class _Patcher:
         )
 
     def patch_dict(self, d: dict, name: str, value: Any) -> None:
+        """``d[name] = value`` now; the undo goes on ``self._undo``.
+
+        The undo removes a key that was missing before (``pop(name, None)``:
+        no error if someone removed it meanwhile) and puts the original value
+        back otherwise, even when that value was None.
+        """
         missing = name not in d
         original = d.get(name)
         d[name] = value
@@ -98,7 +112,16 @@ class _Patcher:
 
 # --8<-- [start:recording]
 def _recording(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn``, but recorded as one node when a Proxy is among its arguments."""
+    """``fn``, but recorded as one node when a Proxy is among its arguments.
+
+    The answer takes any positional and keyword arguments. When
+    ``find_proxy(args, kwargs)`` finds a Proxy, that Proxy's tracer records
+    ``create_proxy("call_function", fn, args, kwargs)``, the new node's
+    ``meta["is_wrapped"]`` is set to True (code generation then writes a
+    ``wrap`` line, so a retrace keeps the call one node) and the Proxy is
+    the answer. Without a Proxy it is ``fn(*args, **kwargs)``. The answer's
+    ``__wrapped__`` is ``fn``, so ``inspect.unwrap`` finds the original.
+    """
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         proxy = find_proxy(args, kwargs)
@@ -259,7 +282,21 @@ class Tracer(TracerBase):
             patcher.patch_attr(module_class, "__getattr__", module_getattr)
             patcher.patch_attr(module_class, "__call__", module_call)
 
+    # --8<-- [start:wrapped_functions]
     def _patch_wrapped_functions(self, patcher: _Patcher, fn_globals: dict[str, Any]) -> None:
+        """Patch every wrapped and autowrapped function for this trace.
+
+        The registry is ``minifx.wrap``'s (``_wrapped_fns_to_patch``) merged
+        with the root's framework's own (``self.framework.wrapped_functions()``,
+        torch.fx.wrap's for a torch root), keyed the same way, so that each
+        (globals, name) is patched once. For each entry the function is the
+        globals' value of that name, else the builtin of that name (``len``);
+        neither is a NameError ``minifx.wrap('<name>'): no function of that
+        name to wrap``. The globals' entry becomes ``_recording(function)``
+        through ``patcher.patch_dict``. Then ``_patch_autowrap`` scans
+        ``fn_globals`` and the ``vars`` of each module of
+        ``self._autowrap_search``.
+        """
         # minifx.wrap's registry, and the root's library's own (torch.fx.wrap's for a
         # torch root), each function once: patched twice, it would record its wrapper.
         registry = {**_wrapped_fns_to_patch, **self.framework.wrapped_functions()}
@@ -273,7 +310,15 @@ class Tracer(TracerBase):
             self._patch_autowrap(patcher, vars(module))
 
     def _patch_autowrap(self, patcher: _Patcher, module_globals: dict[str, Any]) -> None:
-        # Each module's globals are scanned once per trace, not at every module call.
+        """Record the autowrapped functions that ``module_globals`` names, as torch.fx.
+
+        Every global whose name does not start with ``_`` and whose value's
+        ``id`` is in ``self._autowrap_function_ids`` becomes
+        ``_recording(value)``, through ``patcher.patch_dict``. Each globals
+        dict is scanned once per trace (not at every module call): its
+        ``id`` goes into ``self._autowrap_visited``, and a dict whose id is
+        there already is left alone.
+        """
         visited = self._autowrap_visited
         if id(module_globals) in visited:
             return
@@ -281,6 +326,7 @@ class Tracer(TracerBase):
         for name, value in list(module_globals.items()):
             if not name.startswith("_") and id(value) in self._autowrap_function_ids:
                 patcher.patch_dict(module_globals, name, _recording(value))
+    # --8<-- [end:wrapped_functions]
 
     # --8<-- [start:hooks]
     def is_leaf_module(self, m: Any, module_qualified_name: str) -> bool:
@@ -454,6 +500,16 @@ class Tracer(TracerBase):
 
     def _placeholder(self, name: str, concrete_args: dict[str, Any] | None,
                      signature: inspect.Signature) -> Any:
+        """One parameter's input: a placeholder Proxy, or a concrete_args value.
+
+        A name in ``concrete_args`` goes to ``self._specialize(name, value,
+        signature)``, whose answer is this one. Otherwise the answer is
+        ``self.create_proxy("placeholder", name, default, {},
+        type_expr=_annotation(signature, name))``: ``default`` is ``()`` for a
+        star name (``*args``, ``**kwargs``) and for a parameter without a
+        default, and ``(parameter.default,)`` for one with a default (None
+        included), read from ``signature.parameters``.
+        """
         if concrete_args is not None and name in concrete_args:
             return self._specialize(name, concrete_args[name], signature)
         if name.startswith("*"):

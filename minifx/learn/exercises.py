@@ -36,9 +36,10 @@ class Exercise:
         return MORE_HINTS[self.qualname]
 
 
-# The test files of graph_module.py's exercises, whose selectors name single tests.
+# Test files whose single tests are named as selectors.
 _GM = "tests/ch06/test_graph_module.py::"
 _GMB = "tests/ch06/test_graph_module_build.py::"
+_W = "tests/ch02/test_ch02_wrapping.py::"
 
 
 def _rows(chapter: str, *rows: tuple) -> list[Exercise]:
@@ -204,6 +205,79 @@ EXERCISES: list[Exercise] = [
          "answer the first Proxy met (or None); a quick look at the plain positional "
          "arguments first is allowed, as long as the order stays right.",
          ("tests/ch02/test_ch02_proxy.py",)),
+        ("minifx/wrapping.py", "wrap", "register a function to record whole",
+         "Find the name (a function's code name, or the str), refuse anything else; check "
+         "that the caller's frame is module code; remember the caller's globals under "
+         "(their id, the name); hand the argument back.",
+         (_W + "test_wrap_registers_the_callers_globals_and_answers_its_argument",
+          _W + "test_wrap_as_a_decorator_uses_the_code_name",
+          _W + "test_wrap_refuses_what_is_neither_a_function_nor_a_name",
+          _W + "test_wrap_inside_a_function_is_refused_with_the_reason",
+          _W + "test_wrapped_calls_trace_like_torch_fx_and_the_globals_come_back",
+          "tests/ch02/test_ch02_tracer.py::test_wrap_by_name_records_one_call",
+          "tests/ch02/test_retrace.py::test_wrapped_functions_stay_leaves_on_a_retrace")),
+        ("minifx/tracer.py", "_recording", "a function that records itself",
+         "Return an inner function of any arguments: with a Proxy among them, record one "
+         "call_function node of fn through that Proxy's tracer and mark it wrapped; "
+         "without, call fn. Point its __wrapped__ at fn.",
+         (_W + "test_recording_runs_the_function_without_a_proxy_and_records_with_one",
+          _W + "test_wrapped_calls_trace_like_torch_fx_and_the_globals_come_back",
+          _W + "test_autowrap_functions_trace_like_torch_fx",
+          "tests/ch02/test_retrace.py::test_wrapped_functions_stay_leaves_on_a_retrace")),
+        ("minifx/tracer.py", "_Patcher.patch_attr", "set an attribute for the trace only",
+         "Look in vars(owner) before the change: was the name there, and what was it? Set "
+         "the new value; push an undo that deletes or sets back.",
+         (_W + "test_patch_attr_restores_own_attributes_and_removes_new_ones",
+          _W + "test_patch_attr_undoes_even_when_the_body_raises",
+          "tests/ch02/test_ch02_tracer.py::test_module_classes_are_patched_only_during_the_trace")),
+        ("minifx/tracer.py", "_Patcher.patch_dict", "set a dict entry for the trace only",
+         "As patch_attr, on a dict: note whether the key was there and its value, set it, "
+         "push an undo that pops or puts back.",
+         (_W + "test_patch_dict_restores_values_none_included_and_removes_new_keys",
+          _W + "test_wrapped_calls_trace_like_torch_fx_and_the_globals_come_back",
+          _W + "test_autowrap_functions_trace_like_torch_fx")),
+        ("minifx/tracer.py", "Tracer._patch_wrapped_functions", "patch the wrapped functions",
+         "Merge the two registries; for each entry find the function (globals, then "
+         "builtins, else NameError) and patch the globals with its recording version; then "
+         "let _patch_autowrap scan the root's globals and the autowrap modules.",
+         (_W + "test_the_registries_are_merged_so_each_function_is_patched_once",
+          _W + "test_a_torch_root_records_what_torch_fx_wrap_registered_like_torch_fx",
+          _W + "test_a_name_that_is_nowhere_is_a_name_error",
+          _W + "test_a_wrapped_builtin_is_patched_in_the_globals_and_removed_after",
+          _W + "test_wrapped_calls_trace_like_torch_fx_and_the_globals_come_back",
+          "tests/ch02/test_ch02_tracer.py::test_wrap_by_name_records_one_call",
+          "tests/ch02/test_ch02_tracer.py::test_math_functions_are_wrapped_by_default")),
+        ("minifx/tracer.py", "Tracer._patch_autowrap", "patch the autowrapped functions",
+         "Skip a globals dict already visited (by id); else note it, and patch each public "
+         "global whose value's id is an autowrap function's.",
+         (_W + "test_each_globals_dict_is_scanned_once_per_trace",
+          _W + "test_autowrap_functions_trace_like_torch_fx",
+          "tests/ch02/test_ch02_tracer.py::test_autowrap_functions_are_leaves",
+          "tests/ch02/test_ch02_tracer.py::test_math_functions_are_wrapped_by_default")),
+        ("minifx/tracer.py", "Tracer._placeholder", "one parameter's placeholder",
+         "concrete_args first (_specialize); else the default: none for a star name or a "
+         "parameter without one, else a 1-tuple; create_proxy a placeholder with the "
+         "parameter's annotation.",
+         (_W + "test_placeholders_and_their_defaults_like_torch_fx",
+          _W + "test_a_concrete_arg_is_not_a_placeholder_like_torch_fx",
+          "tests/ch02/test_ch02_tracer.py::test_placeholders_follow_the_signature")),
+        ("minifx/proxy.py", "TracerBase.create_proxy", "record an operation, answer a Proxy",
+         "create_arg the args and the kwargs; create_node with everything; wrap the node "
+         "with the factory when one is given, else with self.proxy.",
+         (_W + "test_create_proxy_records_names_types_and_uses_a_factory",
+          "tests/ch02/test_ch02_proxy.py")),
+        ("minifx/proxy.py", "Proxy.__getattr__", "proxy.name, recorded lazily",
+         "Refuse dunder names with an AttributeError of the name; anything else is an "
+         "Attribute of self and the name.",
+         (_W + "test_a_dunder_attribute_is_an_attribute_error",
+          _W + "test_attribute_is_lazy_and_keeps_its_node",
+          "tests/ch02/test_ch02_proxy.py::test_method_call_is_call_method_and_attribute_read_is_getattr")),
+        ("minifx/proxy.py", "Attribute.node", "the getattr node, made on first use",
+         "If no node is kept yet, record getattr(root, attr) as a call_function through the "
+         "tracer and keep its node; answer the kept node.",
+         (_W + "test_attribute_is_lazy_and_keeps_its_node",
+          _W + "test_an_attribute_read_twice_is_one_getattr_node_like_torch_fx",
+          "tests/ch02/test_ch02_proxy.py::test_method_call_is_call_method_and_attribute_read_is_getattr")),
     ),
     *_rows(
         "ch03",
@@ -1307,6 +1381,41 @@ MORE_HINTS: dict[str, str] = {
         "getattr with a default of False reads requires_grad safely; bool() makes it a "
         "bool. framework_of(result).tensor_layout(result) is a tuple of four: unpack it "
         "with * into TensorMetadata after the first three fields.",
+    "wrap":
+        "callable() and isinstance(..., str) tell the two forms apart. "
+        "inspect.currentframe().f_back is the caller's frame; its f_code.co_name is "
+        "'<module>' for module code, and its f_globals is the dict to remember.",
+    "_recording":
+        "find_proxy(args, kwargs) answers the first Proxy or None; proxy.tracer.create_proxy "
+        "records; the result's .node.meta takes the mark. Set __wrapped__ on the inner "
+        "function after defining it.",
+    "_Patcher.patch_attr":
+        "vars(owner) is the owner's own dict: 'name not in vars(owner)' and "
+        "vars(owner).get(name) before setattr. Append a lambda (delattr or setattr) to "
+        "self._undo; bind owner, name and original when the lambda is made.",
+    "_Patcher.patch_dict":
+        "Read 'name in d' and d.get(name) first. The undo: d.pop(name, None) for a new key, "
+        "else d[name] = original. Append it to self._undo.",
+    "Tracer._patch_wrapped_functions":
+        "{**a, **b} merges the registries (same keys collapse). Each key is (id, name); the "
+        "value is the globals dict. getattr(builtins, name, None) finds a builtin. "
+        "patcher.patch_dict(globals, name, _recording(original)).",
+    "Tracer._patch_autowrap":
+        "self._autowrap_visited is a set of ids. Iterate over list(module_globals.items()); "
+        "test name.startswith('_') and id(value) in self._autowrap_function_ids.",
+    "Tracer._placeholder":
+        "'concrete_args is not None and name in concrete_args' first. "
+        "signature.parameters[name].default is inspect.Parameter.empty when there is none. "
+        "_annotation(signature, name) gives the type_expr.",
+    "TracerBase.create_proxy":
+        "self.create_arg turns a tuple into a tuple and a dict into a dict, Proxies into "
+        "Nodes. Pass name and type_expr on to create_node in its order.",
+    "Proxy.__getattr__":
+        "name.startswith('__') and name.endswith('__'); raise AttributeError(name). "
+        "Attribute(self, name) makes the lazy attribute.",
+    "Attribute.node":
+        "self._node starts as None. self.tracer.create_proxy(...) answers a Proxy: keep "
+        "its .node. The target is the builtin getattr; the args are (self.root, self.attr).",
     "_instance_class":
         "issubclass tells whether cls already has the module class. The combined class is "
         "made with type(name, bases, namespace): bases (cls, base) so GraphModule's "
