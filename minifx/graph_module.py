@@ -382,8 +382,18 @@ class GraphModule:
         parent[0].add_module(parent[1], m)
         return True
 
+    # --8<-- [start:delete_submodule]
     def delete_submodule(self, target: str) -> bool:
-        """Remove the submodule at ``target``; False if there is none."""
+        """Remove the submodule at ``target``; False if there is none.
+
+        As torch.fx: the atoms before the last are followed from ``self``;
+        a missing one (``hasattr``), or one that is not a module of this
+        framework (``type(self)._module_base``), gives False. The last atom
+        must name a registered submodule of that parent (a key of its
+        ``_modules``), not a parameter, buffer or plain attribute, else
+        False. Otherwise it is removed with ``delattr`` and the answer is
+        True. Nothing is removed when the answer is False.
+        """
         *prefix, field = target.split(".")
         mod: Any = self
         for item in prefix:
@@ -396,6 +406,7 @@ class GraphModule:
             return False
         delattr(mod, field)
         return True
+    # --8<-- [end:delete_submodule]
 
     # --8<-- [start:delete_unused]
     def delete_all_unused_submodules(self) -> None:
@@ -470,7 +481,18 @@ class GraphModule:
         result.graph = self._graph
         return result
 
+    # --8<-- [start:pickle]
     def __reduce__(self) -> tuple:
+        """How pickle rebuilds this module: ``(_rebuild_graph_module, arguments)``.
+
+        The instance's own class is made at run time and has no importable
+        name, so the arguments are what can be pickled: the logic class
+        (GraphModule or a user subclass: walking the shared class's
+        ``__mro__``, the first class that does not itself define
+        ``_module_base``; the shared class is ``type(self).__mro__[1]``), the
+        framework base (``type(self)._module_base``), ``self._state()``, the
+        graph, and the class name, in that order.
+        """
         # The instance's class is made at run time and cannot be pickled by
         # name: pickle the logic class, the framework base, the state and the
         # graph, and rebuild (and recompile) on load.
@@ -493,8 +515,17 @@ def _readable_child(child: GraphModule, name: str) -> str:
 
 def _rebuild_graph_module(logic: type, base: type, state: dict, graph: Graph,
                           class_name: str) -> GraphModule:
+    """Unpickle a GraphModule: a new instance with its own class, state, name and code.
+
+    The instance is ``base.__new__`` of ``_instance_class(logic, base)`` (no
+    ``__init__``: nothing is copied from a root); its ``__dict__`` takes
+    ``state``; its class gets ``__name__`` and ``__qualname__``
+    ``class_name``; last, ``gm.graph = graph`` installs the graph and
+    recompiles (the code is generated again, not pickled).
+    """
     gm = base.__new__(_instance_class(logic, base))
     gm.__dict__.update(state)
     type(gm).__name__ = type(gm).__qualname__ = class_name
     gm.graph = graph
     return gm
+# --8<-- [end:pickle]

@@ -237,7 +237,15 @@ class Proxy:
 
     def __iter__(self) -> Iterator[Proxy]:
         """``a, b = proxy`` records ``proxy[0]`` and ``proxy[1]``; any other loop is an
-        error. The count is read from the caller's bytecode (``_compat.unpack_count``)."""
+        error. The count is read from the caller's bytecode (``_compat.unpack_count``).
+
+        The caller is the frame that runs the unpacking
+        (``inspect.currentframe().f_back``). When ``unpack_count`` of it gives
+        a count ``n``, the answer is an iterator over ``self[0]`` ... ``self[n
+        - 1]``, each recorded (``getitem``) before the first is handed out.
+        Otherwise the tracer decides: ``self.tracer.iter(self)``, which raises
+        a TraceError by default.
+        """
         frame = inspect.currentframe()
         count = unpack_count(frame.f_back) if frame is not None else None
         if count is not None:

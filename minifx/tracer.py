@@ -230,8 +230,20 @@ class Tracer(TracerBase):
         return self.graph
     # --8<-- [end:trace]
 
+    # --8<-- [start:collect_tensor_attrs]
     def _collect_tensor_attrs(self) -> None:
-        """Remember every plain tensor attribute of the root, by identity."""
+        """Remember every plain tensor attribute of the root, by identity.
+
+        For each module of ``self.submodule_paths`` (module -> dotted path,
+        ``""`` for the root), in order, each entry of its own ``vars`` whose
+        value is a tensor of a loaded framework (``loaded_frameworks()``,
+        ``is_tensor``) is stored as ``self.tensor_attrs[id(value)] = (value,
+        path)``, the path being ``<module path>.<name>`` (just the name on the
+        root). A tensor found at several paths keeps the last one met, as in
+        torch.fx. Values of the exact types of ``_NEVER_TENSORS`` (flags,
+        numbers, the module's own dicts) are skipped without asking (speed
+        only).
+        """
         frameworks = loaded_frameworks()
         for module, prefix in self.submodule_paths.items():  # every module, once
             for name, value in vars(module).items():
@@ -241,7 +253,8 @@ class Tracer(TracerBase):
                     continue
                 if any(fw.is_tensor(value) for fw in frameworks):
                     qualname = f"{prefix}.{name}" if prefix else name
-                    self.tensor_attrs.setdefault(id(value), (value, qualname))
+                    self.tensor_attrs[id(value)] = (value, qualname)
+    # --8<-- [end:collect_tensor_attrs]
 
     def _patch_modules(self, patcher: _Patcher, cache: dict[str, Proxy]) -> None:
         """Route attribute reads and calls of every module class through our hooks.
@@ -388,6 +401,13 @@ class Tracer(TracerBase):
     # --8<-- [start:hooks_rest]
     def _proxy_for_attr(self, attr_val: Any, named: Iterator[tuple[str, Any]],
                         cache: dict[str, Any]) -> Proxy | None:
+        """The get_attr Proxy of ``attr_val`` if it is one of the ``(name, value)`` pairs.
+
+        The first pair whose value *is* ``attr_val`` (identity, not ``==``)
+        names it: the answer is ``cache[name]``, made on the first read with
+        ``self.create_proxy("get_attr", name, (), {})`` and kept there, so a
+        second read records no new node. None when no pair holds it.
+        """
         for name, candidate in named:
             if candidate is attr_val:
                 if name not in cache:
@@ -447,6 +467,16 @@ class Tracer(TracerBase):
 
     # --8<-- [start:tensor_constant]
     def _tensor_constant(self, value: Any) -> Node:
+        """A ``get_attr`` node for a tensor that is no attribute of the root yet, or is one.
+
+        ``self.tensor_attrs`` maps ``id(value)`` to ``(value, path)``: when the
+        entry holds this very value, its path is used. Otherwise the value
+        becomes a new attribute of ``self.root`` named ``_tensor_constant<i>``
+        with the first ``i`` from 0 whose name the root does not have
+        (``hasattr``), and is remembered in ``self.tensor_attrs``; a later use
+        of the same tensor then reads the same attribute. The answer is
+        ``self.create_node("get_attr", path, (), {})``, a new node at each use.
+        """
         known = self.tensor_attrs.get(id(value))
         if known is not None and known[0] is value:
             qualname = known[1]

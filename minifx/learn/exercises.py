@@ -40,6 +40,7 @@ class Exercise:
 _GM = "tests/ch06/test_graph_module.py::"
 _GMB = "tests/ch06/test_graph_module_build.py::"
 _W = "tests/ch02/test_ch02_wrapping.py::"
+_P = "tests/ch02/test_ch02_tracer_parts.py::"
 
 
 def _rows(chapter: str, *rows: tuple) -> list[Exercise]:
@@ -278,6 +279,34 @@ EXERCISES: list[Exercise] = [
          (_W + "test_attribute_is_lazy_and_keeps_its_node",
           _W + "test_an_attribute_read_twice_is_one_getattr_node_like_torch_fx",
           "tests/ch02/test_ch02_proxy.py::test_method_call_is_call_method_and_attribute_read_is_getattr")),
+        ("minifx/tracer.py", "Tracer._collect_tensor_attrs", "find the root's plain tensors",
+         "For every module and its path, look through its own vars: each tensor of a loaded "
+         "framework goes into tensor_attrs under its id, with its dotted path; later paths "
+         "overwrite earlier ones.",
+         (_P + "test_a_tensor_at_several_paths_is_read_from_the_last_like_torch_fx",
+          _P + "test_collect_tensor_attrs_remembers_each_tensor_by_identity",
+          "tests/ch02/test_ch02_tracer.py::test_parameters_buffers_and_tensor_attributes_are_get_attr")),
+        ("minifx/tracer.py", "Tracer._tensor_constant", "store a stray tensor on the root",
+         "Trust tensor_attrs only when its entry holds this very value; else find the first "
+         "free _tensor_constant<i>, set it on the root and remember it; a get_attr node "
+         "either way.",
+         (_P + "test_fresh_tensors_take_the_first_free_constant_names_like_torch_fx",
+          _P + "test_tensor_constant_reuses_a_known_tensor_and_checks_it_is_the_same",
+          "tests/ch02/test_ch02_tracer.py::test_tensors_met_as_arguments_become_get_attr_like_torch_fx",
+          "tests/ch02/test_ch02_tracer.py::test_tensor_made_during_trace_becomes_tensor_constant")),
+        ("minifx/tracer.py", "Tracer._proxy_for_attr", "one cached get_attr per attribute",
+         "Walk the pairs; at the one whose value is attr_val, make its get_attr Proxy unless "
+         "the cache has it, and answer the cached one; None after the walk.",
+         (_P + "test_proxy_for_attr_finds_by_identity_and_caches_the_proxy",
+          _P + "test_a_parameter_read_twice_is_one_get_attr_like_torch_fx",
+          "tests/ch02/test_ch02_tracer.py::test_parameters_buffers_and_tensor_attributes_are_get_attr")),
+        ("minifx/proxy.py", "Proxy.__iter__", "a, b = proxy",
+         "Ask unpack_count about the caller's frame; with a count, index the Proxy that many "
+         "times and iterate over the list; without, hand over to the tracer's iter.",
+         (_P + "test_unpacking_records_each_item_like_torch_fx",
+          _P + "test_a_loop_over_a_proxy_asks_the_tracer",
+          "tests/ch02/test_ch02_proxy.py::test_unpacking_reads_the_count_from_bytecode",
+          "tests/ch02/test_ch02_proxy.py::test_unpacking_three_ways")),
     ),
     *_rows(
         "ch03",
@@ -633,6 +662,23 @@ EXERCISES: list[Exercise] = [
          (_GMB + "test_delete_all_unused_submodules_like_torch_fx",
           _GMB + "test_delete_all_unused_submodules_passes_over_a_target_not_installed_yet",
           _GM + "test_submodule_api")),
+        ("minifx/graph_module.py", "GraphModule.delete_submodule", "remove one submodule",
+         "Walk the parent atoms, answering False at a missing one or a non-module; the last "
+         "atom must be one of the parent's registered submodules; delete it, answer True.",
+         (_GMB + "test_delete_submodule_like_torch_fx", _GM + "test_submodule_api")),
+        ("minifx/graph_module.py", "GraphModule.__reduce__", "pickle by parts",
+         "The rebuild function, then a tuple: the logic class found on the shared class's "
+         "MRO, the framework base, the state, the graph, the class name.",
+         (_GMB + "test_pickle_keeps_the_subclass_the_name_and_the_state",
+          _GM + "test_pickle_round_trip",
+          _GM + "test_over_a_torch_root_it_is_a_torch_module_matching_torch_fx")),
+        ("minifx/graph_module.py", "_rebuild_graph_module", "unpickle by parts",
+         "A bare instance of a fresh instance class (no __init__), its dict updated with the "
+         "state, its class renamed, then the graph assigned.",
+         (_GMB + "test_rebuild_does_not_run_init_and_compiles_the_graph",
+          _GMB + "test_pickle_keeps_the_subclass_the_name_and_the_state",
+          _GM + "test_pickle_round_trip",
+          _GM + "test_over_a_torch_root_it_is_a_torch_module_matching_torch_fx")),
     ),
     *_rows(
         "ch07",
@@ -1416,6 +1462,32 @@ MORE_HINTS: dict[str, str] = {
     "Attribute.node":
         "self._node starts as None. self.tracer.create_proxy(...) answers a Proxy: keep "
         "its .node. The target is the builtin getattr; the args are (self.root, self.attr).",
+    "Tracer._collect_tensor_attrs":
+        "self.submodule_paths maps each module to its path. vars(module).items() are its own "
+        "attributes; ask each framework of loaded_frameworks() whether a value is_tensor. "
+        "Join the path and the name with a dot unless the path is empty.",
+    "Tracer._tensor_constant":
+        "self.tensor_attrs.get(id(value)) gives (value, path) or None; compare the first "
+        "with 'is'. itertools.count() and hasattr(self.root, name) find the free name; "
+        "setattr puts the tensor on the root.",
+    "Tracer._proxy_for_attr":
+        "'candidate is attr_val', not ==. The cache is keyed by the name; "
+        "self.create_proxy('get_attr', name, (), {}) makes the Proxy.",
+    "Proxy.__iter__":
+        "inspect.currentframe().f_back is the frame doing the unpacking; unpack_count(frame) "
+        "answers n or None. Build the list [self[i] for i in range(n)] before returning "
+        "iter() of it.",
+    "GraphModule.delete_submodule":
+        "target.split('.') gives the atoms; hasattr and getattr walk; isinstance against "
+        "type(self)._module_base; getattr(mod, '_modules', {}) holds the registered "
+        "submodules; delattr removes one.",
+    "GraphModule.__reduce__":
+        "type(self).__mro__[1] is the shared class; next(c for c in its __mro__ if "
+        "'_module_base' not in c.__dict__) is the logic class. Return a 2-tuple: the "
+        "function and the tuple of its arguments.",
+    "_rebuild_graph_module":
+        "base.__new__(cls) makes an instance without running __init__; "
+        "_instance_class(logic, base) is cls. Assign gm.graph last: the setter recompiles.",
     "_instance_class":
         "issubclass tells whether cls already has the module class. The combined class is "
         "made with type(name, bases, namespace): bases (cls, base) so GraphModule's "

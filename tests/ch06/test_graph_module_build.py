@@ -415,3 +415,55 @@ def test_print_readable_of_nested_graph_modules_like_torch_fx(capsys):
         assert capsys.readouterr().out == text + "\n"
         texts.append(text)
     assert texts[0] == texts[1].replace("torch", "tensor")
+
+
+# -- deleting one submodule (delete_submodule) -------------------------------
+
+@pytest.mark.parametrize("target", ["a.x.y", "a.x", "b.c", "b.c.w", "b.c.w.z", "nothing",
+                                    "nothing.here", "b.c.e", "h", "f.g.z", "k", "k.z"])
+def test_delete_submodule_like_torch_fx(target):
+    answers, kept = [], []
+    for fx, lib in LIBS:
+        gm = fx.GraphModule(_deep_tree(lib), graph_reading(fx, "a", "b", "f", "h",
+                                                         op="call_module"))
+        gm.k = 3  # a plain attribute: neither a module nor a way to one
+        answers.append(gm.delete_submodule(target))
+        kept.append([name for name, _ in [*gm.named_modules(), *gm.named_buffers()]])
+        assert gm.k == 3
+    assert answers[0] == answers[1] and kept[0] == kept[1]
+
+
+# -- pickling (__reduce__, _rebuild_graph_module) ----------------------------
+
+class Picklable(minifx.GraphModule):
+    """A user subclass, importable by name, for the pickle tests."""
+
+
+def test_pickle_keeps_the_subclass_the_name_and_the_state():
+    import pickle
+
+    gm = Picklable(_module_tree(tensor), graph_reading(minifx, "a.b.weight", "plain"), "Named")
+    gm.meta["note"] = "kept"
+    gm.eval()
+    logic, base, state, graph, name = gm.__reduce__()[1]
+    assert (logic, base, graph, name) == (Picklable, nn.Module, gm.graph, "Named")
+    assert state == gm._state() and "_graph" not in state and "_code" not in state
+    back = pickle.loads(pickle.dumps(gm))
+    assert isinstance(back, Picklable) and type(back) is not type(gm)
+    assert type(back).__bases__[0] is type(gm).__bases__[0]
+    assert type(back).__name__ == type(back).__qualname__ == "Named"
+    assert back.meta == {"note": "kept"} and back.training is False
+    assert back.code == gm.code and back.graph.owning_module is back
+    assert dict(back.named_buffers()).keys() == {"plain"}
+    plain = pickle.loads(pickle.dumps(minifx.GraphModule({}, minifx.Graph())))
+    assert type(plain).__bases__[0].__bases__ == (minifx.GraphModule, nn.Module)
+
+
+def test_rebuild_does_not_run_init_and_compiles_the_graph(monkeypatch):
+    graph = graph_reading(minifx, "w")
+    state = {"w": tensor.ones(1)}
+    monkeypatch.setattr(minifx.GraphModule, "__init__", None)  # must not be called
+    gm = gm_module._rebuild_graph_module(minifx.GraphModule, nn.Module, dict(state), graph, "R")
+    assert type(gm).__name__ == type(gm).__qualname__ == "R" and gm.w is state["w"]
+    assert gm.graph is graph and "w = self.w" in gm.code
+    assert type(gm).__bases__[0]._module_base is nn.Module
