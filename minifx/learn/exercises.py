@@ -616,6 +616,7 @@ EXERCISES: list[Exercise] = [
           _GMB + "test_the_missing_parts_of_a_target_are_named",
           _GMB + "test_siblings_walk_their_path_once",
           _GMB + "test_copy_attr_remembers_the_walked_paths_and_forgets_what_it_replaces",
+          _GMB + "test_modules_are_compared_by_identity_not_equality",
           _GM + "test_copies_only_what_the_graph_names",
           _GM + "test_missing_target_named")),
         ("minifx/graph_module.py", "GraphModule.__init__",

@@ -175,6 +175,28 @@ def test_a_module_root_copies_what_the_graph_names_like_torch_fx(targets):
     assert shapes[0] == shapes[1]
 
 
+@pytest.mark.parametrize("fx, lib", LIBS, ids=LIB_IDS)
+def test_modules_are_compared_by_identity_not_equality(fx, lib):
+    class Agreeable(lib.nn.Module):
+        """Equal to everything: only `is` tells it apart."""
+
+        def __eq__(self, other):
+            return True
+
+        __hash__ = lib.nn.Module.__hash__
+
+        def forward(self, x):
+            return x
+
+    root = lib.nn.Module()
+    root.p = Agreeable()
+    root.p.q = Agreeable()
+    root.p.q.r = Agreeable()
+    gm = fx.GraphModule(root, graph_reading(fx, "p.q.r", "p.q", op="call_module"))
+    assert gm.p is not root.p and gm.p.q is root.p.q
+    assert [name for name, _ in gm.named_modules()] == ["", "p", "p.q", "p.q.r"]
+
+
 def _get(obj, path):
     for atom in path.split("."):
         obj = getattr(obj, atom)
