@@ -95,6 +95,9 @@ def test_wrap_inside_a_function_is_refused_with_the_reason():
     with pytest.raises(NotImplementedError) as caught:
         inner()
     assert str(caught.value) == "wrap must be called at the top level of a module"
+    for fx in (minifx, torch.fx):  # a lambda's frame is no module's either, in both
+        with pytest.raises(NotImplementedError, match="top level of a module"):
+            (lambda: fx.wrap("halve_if_big"))()
 
 
 def test_wrapped_calls_trace_like_torch_fx_and_the_globals_come_back():

@@ -87,4 +87,5 @@ def test_output_gives_its_argument_as_it_is(fx, value):
     g.output(g.call_function(operator.getitem, (x, 0)))
     interp = fx.Interpreter(fx.GraphModule(torch.nn.Module() if fx is torch.fx else {}, g))
     assert interp.output("output", (value,), {}) is value
+    assert interp.output("output", (value, "more"), {}) is value  # the first, always
     assert interp.run([value]) is value
