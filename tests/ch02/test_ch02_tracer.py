@@ -17,6 +17,7 @@ import minifx
 import tensor
 from minifx.tracer import Tracer
 from tests.ch02.ch02_twins import assert_same_trace
+from tests.ch02.ch02_wrap_registry import registered
 from tests.helpers import copy_weights, to_torch
 
 
@@ -37,14 +38,12 @@ def scale_rows(x, factor):
 
 @pytest.fixture(autouse=True, scope="module")
 def _registered_with_minifx_wrap():
-    # minifx.wrap at this module's top level (exec runs it as module code), but when
-    # the tests start, not at import: with wrap a stub (learn start ch02) the module
-    # still collects, and its tests fail one by one instead.
-    exec("\n".join([
+    # minifx.wrap as this module's code, undone when its tests end (ch02_wrap_registry).
+    yield from registered(globals(), "\n".join([
         'minifx.wrap("clip_if_big")',
         'minifx.wrap("len")',
         'minifx.wrap(scale_rows)',
-    ]), globals())
+    ]))
 
 
 def trace_lint_run(module, *inputs):

@@ -18,6 +18,7 @@ import tensor
 from minifx import wrapping
 from minifx.proxy import Attribute, Proxy
 from minifx.tracer import Tracer, _Patcher, _recording
+from tests.ch02.ch02_wrap_registry import registered
 
 
 def halve_if_big(x, limit=1.0):
@@ -61,9 +62,8 @@ def uses_triples(x):
 
 @pytest.fixture(autouse=True, scope="module")
 def _registered_with_minifx_wrap():
-    # minifx.wrap at this module's top level (exec runs it as module code), but when
-    # the tests start, not at import: with wrap a stub the module still collects.
-    exec('minifx.wrap("halve_if_big")', globals())
+    # minifx.wrap as this module's code, undone when its tests end (ch02_wrap_registry).
+    yield from registered(globals(), 'minifx.wrap("halve_if_big")')
 
 
 def test_wrap_registers_the_callers_globals_and_answers_its_argument():

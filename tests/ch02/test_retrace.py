@@ -12,6 +12,7 @@ import torch.fx
 import minifx
 import tensor
 from minifx.experimental.optimization import fuse
+from tests.ch02.ch02_wrap_registry import registered
 
 
 def decorated_scale(x, k):
@@ -24,14 +25,12 @@ def named_scale(x, k):
 
 @pytest.fixture(autouse=True, scope="module")
 def _registered_with_minifx_wrap():
-    # minifx.wrap at this module's top level (exec runs it as module code), but when
-    # the tests start, not at import: with wrap a stub (learn start ch02) the module
-    # still collects, and its tests fail one by one instead.
-    exec("\n".join([
+    # minifx.wrap as this module's code, undone when its tests end (ch02_wrap_registry).
+    yield from registered(globals(), "\n".join([
         'minifx.wrap(decorated_scale)',
         'minifx.wrap("named_scale")',
         'minifx.wrap("torch_scale")',
-    ]), globals())
+    ]))
 
 
 def branchy(x, flag, bias=None):
