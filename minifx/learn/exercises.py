@@ -652,6 +652,7 @@ EXERCISES: list[Exercise] = [
          (_GMB + "test_deepcopy_keeps_the_identities_a_memo_shares",
           _GMB + "test_deepcopy_gets_a_class_of_its_own_next_to_the_original",
           _GMB + "test_deepcopy_runs_a_subclass_s_own_recompile",
+          _GMB + "test_deepcopy_installs_the_graph_through_a_subclass_s_own_recompile",
           _GM + "test_deepcopy",
           _GM + "test_deepcopy_of_a_graph_edited_since_recompile_runs_the_edited_graph",
           _GM + "test_a_copy_keeps_its_generated_lines_for_tracebacks_after_the_original_dies",

@@ -368,6 +368,17 @@ def test_deepcopy_runs_a_subclass_s_own_recompile():
     assert other.graph is not gm.graph and other.graph.owning_module is other
 
 
+def test_deepcopy_installs_the_graph_through_a_subclass_s_own_recompile():
+    class Plain(minifx.GraphModule):
+        def recompile(self):  # no `reuse`: only the setter may call it
+            self.recompiled = True
+            return super().recompile()
+
+    gm = Plain(_module_tree(tensor), graph_reading(minifx, "a.b.weight"))
+    other = copy.deepcopy(gm)
+    assert other.recompiled is True and other.code == gm.code
+
+
 # -- deleting what no node reaches (delete_all_unused_submodules) ------------
 
 def _deep_tree(lib):
