@@ -260,6 +260,7 @@ EXERCISES: list[Exercise] = [
          "parameter without one, else a 1-tuple; create_proxy a placeholder with the "
          "parameter's annotation.",
          (_W + "test_placeholders_and_their_defaults_like_torch_fx",
+          _W + "test_a_default_is_told_from_no_default_by_identity",
           _W + "test_a_concrete_arg_is_not_a_placeholder_like_torch_fx",
           "tests/ch02/test_ch02_tracer.py::test_placeholders_follow_the_signature")),
         ("minifx/proxy.py", "TracerBase.create_proxy", "record an operation, answer a Proxy",
@@ -271,6 +272,7 @@ EXERCISES: list[Exercise] = [
          "Refuse dunder names with an AttributeError of the name; anything else is an "
          "Attribute of self and the name.",
          (_W + "test_a_dunder_attribute_is_an_attribute_error",
+          _W + "test_a_name_with_dunders_on_one_side_only_is_an_attribute",
           _W + "test_attribute_is_lazy_and_keeps_its_node",
           "tests/ch02/test_ch02_proxy.py::test_method_call_is_call_method_and_attribute_read_is_getattr")),
         ("minifx/proxy.py", "Attribute.node", "the getattr node, made on first use",

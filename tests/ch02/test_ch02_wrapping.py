@@ -311,6 +311,41 @@ def test_attribute_is_lazy_and_keeps_its_node():
     assert len(graph.nodes) == 3
 
 
+@pytest.mark.parametrize("name", ["__lead", "tail__", "_one_", "mid__dle"])
+def test_a_name_with_dunders_on_one_side_only_is_an_attribute(name):
+    x = Proxy(minifx.Graph().placeholder("x"))
+    attr = getattr(x, name)
+    assert isinstance(attr, Attribute) and attr.attr == name and attr.root is x
+
+
+class AlwaysEqual:
+    """Equal to everything: only `is` tells it from inspect.Parameter.empty."""
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+ALWAYS = AlwaysEqual()
+
+
+def with_an_odd_default(x, d=ALWAYS):
+    return x
+
+
+def test_a_default_is_told_from_no_default_by_identity():
+    class Asked(Tracer):
+        def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
+                         proxy_factory_fn=None):
+            return (kind, target, args)
+
+    signature = inspect.signature(with_an_odd_default)
+    assert Asked()._placeholder("d", None, signature) == ("placeholder", "d", (ALWAYS,))
+    assert Asked()._placeholder("d", None, signature)[2][0] is ALWAYS
+    assert Asked()._placeholder("x", {}, signature) == ("placeholder", "x", ())
+
+
 @pytest.mark.parametrize("name", ["__deepcopy__", "__array__", "__len_hint__"])
 def test_a_dunder_attribute_is_an_attribute_error(name):
     x = Proxy(minifx.Graph().placeholder("x"))

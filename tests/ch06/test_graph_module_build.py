@@ -397,6 +397,7 @@ def test_delete_all_unused_submodules_like_torch_fx():
         g = fx.Graph()
         x = g.placeholder("x")
         r = g.call_module("a", (x,))
+        g.get_attr("b")  # a module read as an attribute keeps no submodule of it
         w = g.get_attr("b.c.w")
         s = g.call_function(operator.add, (r, w))
         s2 = g.call_module("f.g", (s,))
@@ -416,8 +417,8 @@ def test_delete_all_unused_submodules_like_torch_fx():
 def test_delete_all_unused_submodules_passes_over_a_target_not_installed_yet():
     gm = minifx.GraphModule(_deep_tree(tensor), graph_reading(minifx, "a", op="call_module"))
     gm.add_module("spare", nn.Module())
-    out = gm.graph.output_node()
-    with gm.graph.inserting_before(out):
+    first = gm.graph.find_nodes(op="call_module")[0]
+    with gm.graph.inserting_before(first):  # met before "a": the walk goes on past it
         gm.graph.call_module("later", (gm.graph.find_nodes(op="placeholder")[0],))
     gm.delete_all_unused_submodules()
     assert [name for name, _ in gm.named_modules()] == ["", "a", "a.x", "a.x.y"]
