@@ -27,7 +27,16 @@ _combined_classes: dict[tuple[type, type], type] = {}
 
 
 def _module_base_for(root: Any) -> type:
-    """The framework's module class a GraphModule over ``root`` must subclass."""
+    """The framework's module class a GraphModule over ``root`` must subclass.
+
+    A module root answers with its framework's ``module_class``
+    (``framework_of(root).module_class``): tensor.nn.Module or
+    torch.nn.Module. A dict root has no framework of its own: its values are
+    asked in order, and the first one that its framework calls a module or a
+    tensor (``is_module``, ``is_tensor``) decides; other values (ints,
+    functions ...) are passed over. A dict without such a value (an empty one
+    too) gives ``tensor_framework().module_class``.
+    """
     if isinstance(root, dict):
         for value in root.values():
             framework = framework_of(value)
@@ -114,10 +123,19 @@ def _forward_from_src(src: str, globals_: dict[str, Any], owner: Any = None,
 # --8<-- [end:exec_source]
 
 
+# --8<-- [start:install]
 def _install(module: Any, field: str, value: Any, frameworks: dict | None = None) -> None:
-    """``module.<field> = value``; a tensor that is not a parameter becomes a buffer,
-    as torch.fx does, so it is in ``state_dict()`` and ``get_buffer`` finds it.
-    ``frameworks`` (speed only) remembers the framework of each type of value."""
+    """``module.<field> = value``; a tensor that is not a parameter becomes a buffer.
+
+    As torch.fx does: a tensor of either framework that is not a parameter
+    is registered with ``module.register_buffer(field, value)``, so it is in
+    ``state_dict()`` and ``named_buffers()``; anything else (a parameter, a
+    module, a constant) is set with ``setattr``. The value's framework
+    (``framework_of(value)``) says what it is. ``frameworks`` (speed only),
+    when given, is a dict from a value's type to its framework: look the
+    type up there first, and add what ``framework_of`` answers for a type
+    not in it yet.
+    """
     if frameworks is None:
         framework = framework_of(value)
     else:
@@ -128,6 +146,7 @@ def _install(module: Any, field: str, value: Any, frameworks: dict | None = None
         module.register_buffer(field, value)
     else:
         setattr(module, field, value)
+# --8<-- [end:install]
 
 
 class GraphModule:
@@ -146,7 +165,30 @@ class GraphModule:
         base = _module_base_for(root)
         return base.__new__(_instance_class(cls, base))
 
+    # --8<-- [start:init]
     def __init__(self, root: Any, graph: Graph, class_name: str = "GraphModule") -> None:
+        """Copy from ``root`` what ``graph`` names, then install the graph (and compile it).
+
+        As torch.fx's GraphModule does:
+
+        - the module is initialised (``super().__init__()``), its class (the
+          instance's own, see ``_instance_class``) gets ``__name__`` and
+          ``__qualname__`` ``class_name``, ``self.meta`` is a new empty dict,
+          and a root that has ``training`` passes it on;
+        - a module root: for each ``get_attr`` and ``call_module`` node, in
+          graph order, ``self._copy_attr(root, node, walked)``, with one
+          ``walked`` dict shared by all of them;
+        - a dict root: each such node's target must be a key, else a
+          RuntimeError ``GraphModule: node <name> (<op>) targets '<target>',
+          which is not a key of the root dict``; the targets are then
+          installed shallow first (sorted by their number of dots, stable),
+          each ``_install``-ed on the module that ``self._parent_of`` gives
+          (pass one dict for its ``walked`` and one for ``_install``'s
+          ``frameworks``); when ``_parent_of`` says None, a RuntimeError
+          ``GraphModule: cannot install '<target>': a non-module is in the
+          way``;
+        - last, ``self.graph = graph``, whose setter recompiles.
+        """
         super().__init__()
         type(self).__name__ = class_name
         type(self).__qualname__ = class_name
@@ -176,19 +218,35 @@ class GraphModule:
                     f"GraphModule: cannot install {target!r}: a non-module is in the way")
             _install(parent[0], parent[1], root[target], frameworks)
         self.graph = graph
+    # --8<-- [end:init]
 
     # -- building the module tree -------------------------------------------
     def _empty_module(self) -> Any:
         return type(self)._module_base()
 
+    # --8<-- [start:copy_attr]
     def _copy_attr(self, from_module: Any, node: Any,
                    walked: dict[str, tuple[Any, Any]] | None = None) -> None:
         """Copy ``root.<node.target>`` here, making empty parent modules on the way.
+
+        ``from_module`` is the root. For a target ``a.b.c`` each parent atom
+        (``a``, then ``b``) is read from the root's side with ``getattr``; a
+        missing one is a RuntimeError ``GraphModule: node <name> (<op>)
+        targets '<target>', but the root has no '<atom>' on the way``. On our
+        side, a parent that is not there yet is a new empty module
+        (``self._empty_module()``, set with ``setattr``); one that is already
+        the very object of the root (copied whole by an earlier target)
+        means there is nothing left to do. The last atom's value must exist
+        (else ``... but the root has no attribute '<field>'``) and is put in
+        place with ``_install`` (so a tensor that is not a parameter becomes
+        a buffer).
 
         ``walked`` remembers, for each parent path already walked, the pair
         (root's module, ours), so that siblings (``layer1.0.conv1``,
         ``layer1.0.bn1``) walk their path once: a submodule read is a
         Python-level ``__getattr__`` call in torch, and so is each miss.
+        A target that replaces a module on a remembered path (``a`` after
+        ``a.b``) forgets that path and the paths under it.
         """
         walked = {} if walked is None else walked
         prefix, _, field = node.target.rpartition(".")
@@ -218,15 +276,23 @@ class GraphModule:
         if node.target in walked:  # we just replaced a module on remembered paths
             for path in [p for p in walked if p == node.target or p.startswith(node.target + ".")]:
                 del walked[path]
+    # --8<-- [end:copy_attr]
 
+    # --8<-- [start:parent_of]
     def _parent_of(self, target: str,
                    walked: dict[str, Any] | None = None) -> tuple[Any, str] | None:
         """The module that is to hold ``target``'s last atom, and that atom.
 
-        Missing modules on the way are made empty; None when something other
-        than a module is in the way. ``walked`` (speed only) remembers the
-        module found at each parent path, for targets installed shallow first
-        (a later, deeper target never replaces a path remembered before it).
+        The walk starts at ``self`` and follows the atoms before the last
+        (none for a plain name: the answer is ``(self, target)``). A missing
+        module on the way (``getattr`` gives None) is made empty
+        (``self._empty_module()``) and registered with ``add_module``; None is
+        the answer when something other than a module of this framework
+        (``type(self)._module_base``) is in the way. ``walked`` (speed only),
+        when given, remembers the module found at each parent path (the path
+        text, ``""`` for ``self``), and a path found there is not walked
+        again: targets are installed shallow first, so a later, deeper
+        target never replaces a path remembered before it.
         """
         path, _, field = target.rpartition(".")
         if walked is not None and path in walked:
@@ -243,6 +309,7 @@ class GraphModule:
         if walked is not None:
             walked[path] = mod
         return mod, field
+    # --8<-- [end:parent_of]
 
     # -- the graph and its code -------------------------------------------
     @property
@@ -277,8 +344,21 @@ class GraphModule:
         return python_code
     # --8<-- [end:recompile]
 
+    # --8<-- [start:print_readable]
     def print_readable(self, print_output: bool = True) -> str:
-        """The code as a class, with the stack-trace comments torch.fx prints."""
+        """The code as a class, with the stack-trace comments torch.fx prints.
+
+        Character for character torch.fx's text (with ``tensor`` for
+        ``torch`` over a tensor model): a first line ``class <class
+        name>(<package>.nn.Module):``, where the package is the first part of
+        the framework module class's ``__module__``, then the verbose code
+        (``python_code(root_module="self", verbose=True)``, leading newlines
+        stripped), indented by 4 (``_addindent``). Each child that is itself a
+        GraphModule follows, in ``named_children()`` order, as a nested class
+        named after its attribute (``_readable_child``), one blank line
+        before each, indented too. With ``print_output`` the text is printed;
+        it is returned either way.
+        """
         package = type(self)._module_base.__module__.split(".")[0]
         src = self._graph.python_code(root_module="self", verbose=True).src.lstrip("\n")
         name = type(self).__name__
@@ -291,6 +371,7 @@ class GraphModule:
         if print_output:
             print(output)
         return output
+    # --8<-- [end:print_readable]
 
     # -- the submodule API ------------------------------------------------
     def add_submodule(self, target: str, m: Any) -> bool:
@@ -301,8 +382,18 @@ class GraphModule:
         parent[0].add_module(parent[1], m)
         return True
 
+    # --8<-- [start:delete_submodule]
     def delete_submodule(self, target: str) -> bool:
-        """Remove the submodule at ``target``; False if there is none."""
+        """Remove the submodule at ``target``; False if there is none.
+
+        As torch.fx: the atoms before the last are followed from ``self``;
+        a missing one (``hasattr``), or one that is not a module of this
+        framework (``type(self)._module_base``), gives False. The last atom
+        must name a registered submodule of that parent (a key of its
+        ``_modules``), not a parameter, buffer or plain attribute, else
+        False. Otherwise it is removed with ``delattr`` and the answer is
+        True. Nothing is removed when the answer is False.
+        """
         *prefix, field = target.split(".")
         mod: Any = self
         for item in prefix:
@@ -315,9 +406,19 @@ class GraphModule:
             return False
         delattr(mod, field)
         return True
+    # --8<-- [end:delete_submodule]
 
+    # --8<-- [start:delete_unused]
     def delete_all_unused_submodules(self) -> None:
-        """Delete every submodule that no ``call_module`` or ``get_attr`` node reaches."""
+        """Delete every submodule that no ``call_module`` or ``get_attr`` node reaches.
+
+        As torch.fx: a node's target keeps every module on its path (``a``
+        and ``a.b`` for ``a.b.c``) and the target itself; a ``call_module``
+        node runs its whole submodule, so every module under it stays too (a
+        target not installed yet, ``get_submodule`` raising AttributeError,
+        is passed over). Every other named submodule goes, through
+        ``delete_submodule``. Nodes of other ops keep nothing.
+        """
         used: set[str] = set()
         for node in self._graph.nodes:
             if node.op not in ("call_module", "get_attr"):
@@ -334,12 +435,29 @@ class GraphModule:
         for name in [n for n, _ in self.named_modules() if n]:
             if name not in used:
                 self.delete_submodule(name)
+    # --8<-- [end:delete_unused]
 
     # -- copying and pickling ---------------------------------------------
     def _state(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}
 
+    # --8<-- [start:deepcopy]
     def __deepcopy__(self, memo: dict) -> GraphModule:
+        """A GraphModule of the same kind with deep copies of the state and the graph.
+
+        The copy gets a class of its own too: ``_instance_class`` of the
+        shared class (``type(self).__mro__[1]``, not this instance's own) and
+        the framework base, made with the base's ``__new__``. It goes into
+        ``memo`` under ``id(self)`` before anything is copied (so a cycle back
+        to this module finds the copy), gets ``copy.deepcopy`` of
+        ``self._state()`` (the ``__dict__`` without graph and code), the
+        class name of this one (``__name__`` and ``__qualname__``), and a deep
+        copy of the graph, through the same ``memo``, installed with
+        ``result.graph = graph``: so a subclass's own ``recompile`` runs. When
+        ``recompile`` is GraphModule's own, the copy may instead set
+        ``_graph``, its ``owning_module``, and ``recompile(reuse=<this
+        class's forward>)`` (speed only: the same code is not compiled twice).
+        """
         cls = type(self).__mro__[1]  # the shared class, not this instance's own
         result = type(self)._module_base.__new__(_instance_class(cls, type(self)._module_base))
         memo[id(self)] = result
@@ -353,6 +471,7 @@ class GraphModule:
             graph.owning_module = result
             result.recompile(reuse=type(self).forward)
         return result
+    # --8<-- [end:deepcopy]
 
     def __copy__(self) -> GraphModule:
         cls = type(self).__mro__[1]
@@ -362,7 +481,18 @@ class GraphModule:
         result.graph = self._graph
         return result
 
+    # --8<-- [start:pickle]
     def __reduce__(self) -> tuple:
+        """How pickle rebuilds this module: ``(_rebuild_graph_module, arguments)``.
+
+        The instance's own class is made at run time and has no importable
+        name, so the arguments are what can be pickled: the logic class
+        (GraphModule or a user subclass: walking the shared class's
+        ``__mro__``, the first class that does not itself define
+        ``_module_base``; the shared class is ``type(self).__mro__[1]``), the
+        framework base (``type(self)._module_base``), ``self._state()``, the
+        graph, and the class name, in that order.
+        """
         # The instance's class is made at run time and cannot be pickled by
         # name: pickle the logic class, the framework base, the state and the
         # graph, and rebuild (and recompile) on load.
@@ -385,8 +515,17 @@ def _readable_child(child: GraphModule, name: str) -> str:
 
 def _rebuild_graph_module(logic: type, base: type, state: dict, graph: Graph,
                           class_name: str) -> GraphModule:
+    """Unpickle a GraphModule: a new instance with its own class, state, name and code.
+
+    The instance is ``base.__new__`` of ``_instance_class(logic, base)`` (no
+    ``__init__``: nothing is copied from a root); its ``__dict__`` takes
+    ``state``; its class gets ``__name__`` and ``__qualname__``
+    ``class_name``; last, ``gm.graph = graph`` installs the graph and
+    recompiles (the code is generated again, not pickled).
+    """
     gm = base.__new__(_instance_class(logic, base))
     gm.__dict__.update(state)
     type(gm).__name__ = type(gm).__qualname__ = class_name
     gm.graph = graph
     return gm
+# --8<-- [end:pickle]

@@ -33,8 +33,20 @@ class Interpreter:
     ``module`` still answering ``get_attr`` and ``call_module``.
     """
 
+    # --8<-- [start:init]
     def __init__(self, module: Any, garbage_collect_values: bool = True,
                  graph: Graph | None = None) -> None:
+        """Set up what every run reads, as torch.fx's Interpreter does.
+
+        ``self.module`` is ``module``; ``self.submodules`` a dict of its
+        ``named_modules()``, taken now (a submodule added later is not in
+        it); ``self.graph`` is ``graph`` when given, else ``module.graph``;
+        ``self.env`` an empty dict; ``self.name`` ``"Interpreter"``;
+        ``self.garbage_collect_values`` the flag; ``self.extra_traceback``
+        True. With the flag on, ``self.user_to_last_uses`` is
+        ``last_uses(self.graph)`` (of the graph that runs, so computed once
+        here, not per run); with it off the attribute is not set at all.
+        """
         self.module = module
         self.submodules = dict(module.named_modules())
         self.graph: Graph = graph if graph is not None else module.graph
@@ -45,6 +57,7 @@ class Interpreter:
         self.extra_traceback = True
         if garbage_collect_values:
             self.user_to_last_uses = last_uses(self.graph)
+    # --8<-- [end:init]
 
     # --8<-- [start:run]
     def run(self, *args: Any, initial_env: dict[Node, Any] | None = None,
@@ -202,7 +215,8 @@ class Interpreter:
     # --8<-- [start:output]
     def output(self, target: Target, args: tuple[Argument, ...],
                kwargs: dict[str, Any]) -> Any:
-        """What the graph returns: the output node's only argument."""
+        """What the graph returns: the output node's only argument (``args[0]``),
+        whatever its structure (a value, a tuple, a dict ...), as it is."""
         return args[0]
     # --8<-- [end:output]
 

@@ -112,7 +112,14 @@ class TracerBase:
     def create_proxy(self, kind: str, target: Target, args: tuple[Any, ...], kwargs: dict[str, Any],
                      name: str | None = None, type_expr: Any | None = None,
                      proxy_factory_fn: Callable[[Node], Proxy] | None = None) -> Proxy:
-        """Record an operation whose inputs may be Proxies, and return its result's Proxy."""
+        """Record an operation whose inputs may be Proxies, and return its result's Proxy.
+
+        ``args`` and ``kwargs`` go through ``self.create_arg`` (a tuple and a
+        dict come back, Proxies turned into their nodes); then
+        ``self.create_node(kind, target, args, kwargs, name, type_expr)``
+        makes the node. The answer is ``self.proxy(node)``, or
+        ``proxy_factory_fn(node)`` when a factory is given.
+        """
         args_ = self.create_arg(args)
         kwargs_ = self.create_arg(kwargs)
         assert isinstance(args_, tuple) and isinstance(kwargs_, dict)
@@ -214,6 +221,12 @@ class Proxy:
         return f"Proxy({self.node.name})"
 
     def __getattr__(self, name: str) -> Attribute:
+        """``proxy.name``: an ``Attribute(self, name)``, which records nothing yet.
+
+        A dunder name (it starts and ends with ``__``) is an AttributeError
+        whose text is the name: copy, pickle and NumPy probe for such names
+        (``__deepcopy__``, ``__array__``) and must not get a Proxy back.
+        """
         # Dunder probes (copy, pickle, NumPy's __array__) are not user attributes.
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
@@ -224,7 +237,15 @@ class Proxy:
 
     def __iter__(self) -> Iterator[Proxy]:
         """``a, b = proxy`` records ``proxy[0]`` and ``proxy[1]``; any other loop is an
-        error. The count is read from the caller's bytecode (``_compat.unpack_count``)."""
+        error. The count is read from the caller's bytecode (``_compat.unpack_count``).
+
+        The caller is the frame that runs the unpacking
+        (``inspect.currentframe().f_back``). When ``unpack_count`` of it gives
+        a count ``n``, the answer is an iterator over ``self[0]`` ... ``self[n
+        - 1]``, each recorded (``getitem``) before the first is handed out.
+        Otherwise the tracer decides: ``self.tracer.iter(self)``, which raises
+        a TraceError by default.
+        """
         frame = inspect.currentframe()
         count = unpack_count(frame.f_back) if frame is not None else None
         if count is not None:
@@ -268,6 +289,7 @@ class Proxy:
 # --8<-- [end:proxy_class]
 
 
+# --8<-- [start:attribute]
 class Attribute(Proxy):
     """``proxy.name``: a method call if it is called, a ``getattr`` node otherwise.
 
@@ -283,6 +305,14 @@ class Attribute(Proxy):
 
     @property
     def node(self) -> Node:  # type: ignore[override]
+        """The attribute read's node, made on first use and then kept.
+
+        The first time the attribute is used as a value, the tracer records
+        ``create_proxy("call_function", getattr, (self.root, self.attr), {})``
+        and its node is kept in ``self._node``; every later use answers that
+        same node (one ``getattr`` node however often it is read). Calling
+        the attribute (``__call__``, a method call) never makes it.
+        """
         if self._node is None:
             self._node = self.tracer.create_proxy(
                 "call_function", getattr, (self.root, self.attr), {}).node
@@ -290,6 +320,7 @@ class Attribute(Proxy):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Proxy:
         return self.tracer.create_proxy("call_method", self.attr, (self.root, *args), kwargs)
+# --8<-- [end:attribute]
 
 
 # --8<-- [start:record_call]

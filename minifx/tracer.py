@@ -74,6 +74,14 @@ class _Patcher:
             self._undo.pop()()
 
     def patch_attr(self, owner: Any, name: str, value: Any) -> None:
+        """``setattr(owner, name, value)`` now; the undo goes on ``self._undo``.
+
+        Whether ``name`` was in ``vars(owner)`` (the owner's own dict, not
+        inherited) is read before the change. The undo deletes an attribute
+        that was not there (so the inherited one shows again) and sets back
+        the very object ``vars(owner)`` held otherwise (a descriptor stays a
+        descriptor). ``__exit__`` runs the undos last first.
+        """
         missing = name not in vars(owner)
         original = vars(owner).get(name)
         setattr(owner, name, value)
@@ -82,6 +90,12 @@ class _Patcher:
         )
 
     def patch_dict(self, d: dict, name: str, value: Any) -> None:
+        """``d[name] = value`` now; the undo goes on ``self._undo``.
+
+        The undo removes a key that was missing before (``pop(name, None)``:
+        no error if someone removed it meanwhile) and puts the original value
+        back otherwise, even when that value was None.
+        """
         missing = name not in d
         original = d.get(name)
         d[name] = value
@@ -98,7 +112,16 @@ class _Patcher:
 
 # --8<-- [start:recording]
 def _recording(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn``, but recorded as one node when a Proxy is among its arguments."""
+    """``fn``, but recorded as one node when a Proxy is among its arguments.
+
+    The answer takes any positional and keyword arguments. When
+    ``find_proxy(args, kwargs)`` finds a Proxy, that Proxy's tracer records
+    ``create_proxy("call_function", fn, args, kwargs)``, the new node's
+    ``meta["is_wrapped"]`` is set to True (code generation then writes a
+    ``wrap`` line, so a retrace keeps the call one node) and the Proxy is
+    the answer. Without a Proxy it is ``fn(*args, **kwargs)``. The answer's
+    ``__wrapped__`` is ``fn``, so ``inspect.unwrap`` finds the original.
+    """
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         proxy = find_proxy(args, kwargs)
@@ -207,8 +230,20 @@ class Tracer(TracerBase):
         return self.graph
     # --8<-- [end:trace]
 
+    # --8<-- [start:collect_tensor_attrs]
     def _collect_tensor_attrs(self) -> None:
-        """Remember every plain tensor attribute of the root, by identity."""
+        """Remember every plain tensor attribute of the root, by identity.
+
+        For each module of ``self.submodule_paths`` (module -> dotted path,
+        ``""`` for the root), in order, each entry of its own ``vars`` whose
+        value is a tensor of a loaded framework (``loaded_frameworks()``,
+        ``is_tensor``) is stored as ``self.tensor_attrs[id(value)] = (value,
+        path)``, the path being ``<module path>.<name>`` (just the name on the
+        root). A tensor found at several paths keeps the last one met, as in
+        torch.fx. Values of the exact types of ``_NEVER_TENSORS`` (flags,
+        numbers, the module's own dicts) are skipped without asking (speed
+        only).
+        """
         frameworks = loaded_frameworks()
         for module, prefix in self.submodule_paths.items():  # every module, once
             for name, value in vars(module).items():
@@ -218,7 +253,8 @@ class Tracer(TracerBase):
                     continue
                 if any(fw.is_tensor(value) for fw in frameworks):
                     qualname = f"{prefix}.{name}" if prefix else name
-                    self.tensor_attrs.setdefault(id(value), (value, qualname))
+                    self.tensor_attrs[id(value)] = (value, qualname)
+    # --8<-- [end:collect_tensor_attrs]
 
     def _patch_modules(self, patcher: _Patcher, cache: dict[str, Proxy]) -> None:
         """Route attribute reads and calls of every module class through our hooks.
@@ -259,7 +295,21 @@ class Tracer(TracerBase):
             patcher.patch_attr(module_class, "__getattr__", module_getattr)
             patcher.patch_attr(module_class, "__call__", module_call)
 
+    # --8<-- [start:wrapped_functions]
     def _patch_wrapped_functions(self, patcher: _Patcher, fn_globals: dict[str, Any]) -> None:
+        """Patch every wrapped and autowrapped function for this trace.
+
+        The registry is ``minifx.wrap``'s (``_wrapped_fns_to_patch``) merged
+        with the root's framework's own (``self.framework.wrapped_functions()``,
+        torch.fx.wrap's for a torch root), keyed the same way, so that each
+        (globals, name) is patched once. For each entry the function is the
+        globals' value of that name, else the builtin of that name (``len``);
+        neither is a NameError ``minifx.wrap('<name>'): no function of that
+        name to wrap``. The globals' entry becomes ``_recording(function)``
+        through ``patcher.patch_dict``. Then ``_patch_autowrap`` scans
+        ``fn_globals`` and the ``vars`` of each module of
+        ``self._autowrap_search``.
+        """
         # minifx.wrap's registry, and the root's library's own (torch.fx.wrap's for a
         # torch root), each function once: patched twice, it would record its wrapper.
         registry = {**_wrapped_fns_to_patch, **self.framework.wrapped_functions()}
@@ -273,7 +323,15 @@ class Tracer(TracerBase):
             self._patch_autowrap(patcher, vars(module))
 
     def _patch_autowrap(self, patcher: _Patcher, module_globals: dict[str, Any]) -> None:
-        # Each module's globals are scanned once per trace, not at every module call.
+        """Record the autowrapped functions that ``module_globals`` names, as torch.fx.
+
+        Every global whose name does not start with ``_`` and whose value's
+        ``id`` is in ``self._autowrap_function_ids`` becomes
+        ``_recording(value)``, through ``patcher.patch_dict``. Each globals
+        dict is scanned once per trace (not at every module call): its
+        ``id`` goes into ``self._autowrap_visited``, and a dict whose id is
+        there already is left alone.
+        """
         visited = self._autowrap_visited
         if id(module_globals) in visited:
             return
@@ -281,6 +339,7 @@ class Tracer(TracerBase):
         for name, value in list(module_globals.items()):
             if not name.startswith("_") and id(value) in self._autowrap_function_ids:
                 patcher.patch_dict(module_globals, name, _recording(value))
+    # --8<-- [end:wrapped_functions]
 
     # --8<-- [start:hooks]
     def is_leaf_module(self, m: Any, module_qualified_name: str) -> bool:
@@ -342,6 +401,13 @@ class Tracer(TracerBase):
     # --8<-- [start:hooks_rest]
     def _proxy_for_attr(self, attr_val: Any, named: Iterator[tuple[str, Any]],
                         cache: dict[str, Any]) -> Proxy | None:
+        """The get_attr Proxy of ``attr_val`` if it is one of the ``(name, value)`` pairs.
+
+        The first pair whose value *is* ``attr_val`` (identity, not ``==``)
+        names it: the answer is ``cache[name]``, made on the first read with
+        ``self.create_proxy("get_attr", name, (), {})`` and kept there, so a
+        second read records no new node. None when no pair holds it.
+        """
         for name, candidate in named:
             if candidate is attr_val:
                 if name not in cache:
@@ -401,6 +467,16 @@ class Tracer(TracerBase):
 
     # --8<-- [start:tensor_constant]
     def _tensor_constant(self, value: Any) -> Node:
+        """A ``get_attr`` node for a tensor that is no attribute of the root yet, or is one.
+
+        ``self.tensor_attrs`` maps ``id(value)`` to ``(value, path)``: when the
+        entry holds this very value, its path is used. Otherwise the value
+        becomes a new attribute of ``self.root`` named ``_tensor_constant<i>``
+        with the first ``i`` from 0 whose name the root does not have
+        (``hasattr``), and is remembered in ``self.tensor_attrs``; a later use
+        of the same tensor then reads the same attribute. The answer is
+        ``self.create_node("get_attr", path, (), {})``, a new node at each use.
+        """
         known = self.tensor_attrs.get(id(value))
         if known is not None and known[0] is value:
             qualname = known[1]
@@ -454,6 +530,16 @@ class Tracer(TracerBase):
 
     def _placeholder(self, name: str, concrete_args: dict[str, Any] | None,
                      signature: inspect.Signature) -> Any:
+        """One parameter's input: a placeholder Proxy, or a concrete_args value.
+
+        A name in ``concrete_args`` goes to ``self._specialize(name, value,
+        signature)``, whose answer is this one. Otherwise the answer is
+        ``self.create_proxy("placeholder", name, default, {},
+        type_expr=_annotation(signature, name))``: ``default`` is ``()`` for a
+        star name (``*args``, ``**kwargs``) and for a parameter without a
+        default, and ``(parameter.default,)`` for one with a default (None
+        included), read from ``signature.parameters``.
+        """
         if concrete_args is not None and name in concrete_args:
             return self._specialize(name, concrete_args[name], signature)
         if name.startswith("*"):

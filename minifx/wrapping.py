@@ -28,6 +28,17 @@ def wrap(fn_or_name: str | Callable[..., Any]) -> Any:
     name is replaced by a version that records a node whenever a Proxy is
     among its arguments, so the body (which may use control flow) is not
     traced.
+
+    A function gives its name through its code (``__code__.co_name``); a
+    str is the name itself; anything else is a TypeError ``wrap expects a
+    function or a function name, not <repr of the value>``. The caller's
+    frame (``inspect.currentframe().f_back``) must be a module's top level
+    (its code's ``co_name`` is ``<module>``), else a NotImplementedError
+    ``wrap must be called at the top level of a module``. The registration
+    is one entry of ``_wrapped_fns_to_patch``: under ``(id(caller's
+    globals), name)``, the caller's globals dict itself. The answer is
+    ``fn_or_name`` unchanged, so ``@minifx.wrap`` leaves the function as it
+    was.
     """
     if callable(fn_or_name):
         name = fn_or_name.__code__.co_name

@@ -36,6 +36,13 @@ class Exercise:
         return MORE_HINTS[self.qualname]
 
 
+# Test files whose single tests are named as selectors.
+_GM = "tests/ch06/test_graph_module.py::"
+_GMB = "tests/ch06/test_graph_module_build.py::"
+_W = "tests/ch02/test_ch02_wrapping.py::"
+_P = "tests/ch02/test_ch02_tracer_parts.py::"
+
+
 def _rows(chapter: str, *rows: tuple) -> list[Exercise]:
     return [Exercise(chapter, k, *row) for k, row in enumerate(rows, start=1)]
 
@@ -210,6 +217,109 @@ EXERCISES: list[Exercise] = [
          "answer the first Proxy met (or None); a quick look at the plain positional "
          "arguments first is allowed, as long as the order stays right.",
          ("tests/ch02/test_ch02_proxy.py",)),
+        ("minifx/wrapping.py", "wrap", "register a function to record whole",
+         "Find the name (a function's code name, or the str), refuse anything else; check "
+         "that the caller's frame is module code; remember the caller's globals under "
+         "(their id, the name); hand the argument back.",
+         (_W + "test_wrap_registers_the_callers_globals_and_answers_its_argument",
+          _W + "test_wrap_as_a_decorator_uses_the_code_name",
+          _W + "test_wrap_refuses_what_is_neither_a_function_nor_a_name",
+          _W + "test_wrap_inside_a_function_is_refused_with_the_reason",
+          _W + "test_wrapped_calls_trace_like_torch_fx_and_the_globals_come_back",
+          "tests/ch02/test_ch02_tracer.py::test_wrap_by_name_records_one_call",
+          "tests/ch02/test_retrace.py::test_wrapped_functions_stay_leaves_on_a_retrace")),
+        ("minifx/tracer.py", "_recording", "a function that records itself",
+         "Return an inner function of any arguments: with a Proxy among them, record one "
+         "call_function node of fn through that Proxy's tracer and mark it wrapped; "
+         "without, call fn. Point its __wrapped__ at fn.",
+         (_W + "test_recording_runs_the_function_without_a_proxy_and_records_with_one",
+          _W + "test_wrapped_calls_trace_like_torch_fx_and_the_globals_come_back",
+          _W + "test_autowrap_functions_trace_like_torch_fx",
+          "tests/ch02/test_retrace.py::test_wrapped_functions_stay_leaves_on_a_retrace")),
+        ("minifx/tracer.py", "_Patcher.patch_attr", "set an attribute for the trace only",
+         "Look in vars(owner) before the change: was the name there, and what was it? Set "
+         "the new value; push an undo that deletes or sets back.",
+         (_W + "test_patch_attr_restores_own_attributes_and_removes_new_ones",
+          _W + "test_patch_attr_undoes_even_when_the_body_raises",
+          "tests/ch02/test_ch02_tracer.py::test_module_classes_are_patched_only_during_the_trace")),
+        ("minifx/tracer.py", "_Patcher.patch_dict", "set a dict entry for the trace only",
+         "As patch_attr, on a dict: note whether the key was there and its value, set it, "
+         "push an undo that pops or puts back.",
+         (_W + "test_patch_dict_restores_values_none_included_and_removes_new_keys",
+          _W + "test_wrapped_calls_trace_like_torch_fx_and_the_globals_come_back",
+          _W + "test_autowrap_functions_trace_like_torch_fx")),
+        ("minifx/tracer.py", "Tracer._patch_wrapped_functions", "patch the wrapped functions",
+         "Merge the two registries; for each entry find the function (globals, then "
+         "builtins, else NameError) and patch the globals with its recording version; then "
+         "let _patch_autowrap scan the root's globals and the autowrap modules.",
+         (_W + "test_the_registries_are_merged_so_each_function_is_patched_once",
+          _W + "test_a_torch_root_records_what_torch_fx_wrap_registered_like_torch_fx",
+          _W + "test_a_name_that_is_nowhere_is_a_name_error",
+          _W + "test_a_wrapped_builtin_is_patched_in_the_globals_and_removed_after",
+          _W + "test_wrapped_calls_trace_like_torch_fx_and_the_globals_come_back",
+          "tests/ch02/test_ch02_tracer.py::test_wrap_by_name_records_one_call",
+          "tests/ch02/test_ch02_tracer.py::test_math_functions_are_wrapped_by_default")),
+        ("minifx/tracer.py", "Tracer._patch_autowrap", "patch the autowrapped functions",
+         "Skip a globals dict already visited (by id); else note it, and patch each public "
+         "global whose value's id is an autowrap function's.",
+         (_W + "test_each_globals_dict_is_scanned_once_per_trace",
+          _W + "test_autowrap_functions_trace_like_torch_fx",
+          "tests/ch02/test_ch02_tracer.py::test_autowrap_functions_are_leaves",
+          "tests/ch02/test_ch02_tracer.py::test_math_functions_are_wrapped_by_default")),
+        ("minifx/tracer.py", "Tracer._placeholder", "one parameter's placeholder",
+         "concrete_args first (_specialize); else the default: none for a star name or a "
+         "parameter without one, else a 1-tuple; create_proxy a placeholder with the "
+         "parameter's annotation.",
+         (_W + "test_placeholders_and_their_defaults_like_torch_fx",
+          _W + "test_a_default_is_told_from_no_default_by_identity",
+          _W + "test_a_concrete_arg_is_not_a_placeholder_like_torch_fx",
+          "tests/ch02/test_ch02_tracer.py::test_placeholders_follow_the_signature")),
+        ("minifx/proxy.py", "TracerBase.create_proxy", "record an operation, answer a Proxy",
+         "create_arg the args and the kwargs; create_node with everything; wrap the node "
+         "with the factory when one is given, else with self.proxy.",
+         (_W + "test_create_proxy_records_names_types_and_uses_a_factory",
+          "tests/ch02/test_ch02_proxy.py")),
+        ("minifx/proxy.py", "Proxy.__getattr__", "proxy.name, recorded lazily",
+         "Refuse dunder names with an AttributeError of the name; anything else is an "
+         "Attribute of self and the name.",
+         (_W + "test_a_dunder_attribute_is_an_attribute_error",
+          _W + "test_a_name_with_dunders_on_one_side_only_is_an_attribute",
+          _W + "test_attribute_is_lazy_and_keeps_its_node",
+          "tests/ch02/test_ch02_proxy.py::test_method_call_is_call_method_and_attribute_read_is_getattr")),
+        ("minifx/proxy.py", "Attribute.node", "the getattr node, made on first use",
+         "If no node is kept yet, record getattr(root, attr) as a call_function through the "
+         "tracer and keep its node; answer the kept node.",
+         (_W + "test_attribute_is_lazy_and_keeps_its_node",
+          _W + "test_an_attribute_read_twice_is_one_getattr_node_like_torch_fx",
+          "tests/ch02/test_ch02_proxy.py::test_method_call_is_call_method_and_attribute_read_is_getattr")),
+        ("minifx/tracer.py", "Tracer._collect_tensor_attrs", "find the root's plain tensors",
+         "For every module and its path, look through its own vars: each tensor of a loaded "
+         "framework goes into tensor_attrs under its id, with its dotted path; later paths "
+         "overwrite earlier ones.",
+         (_P + "test_a_tensor_at_several_paths_is_read_from_the_last_like_torch_fx",
+          _P + "test_collect_tensor_attrs_remembers_each_tensor_by_identity",
+          "tests/ch02/test_ch02_tracer.py::test_parameters_buffers_and_tensor_attributes_are_get_attr")),
+        ("minifx/tracer.py", "Tracer._tensor_constant", "store a stray tensor on the root",
+         "Trust tensor_attrs only when its entry holds this very value; else find the first "
+         "free _tensor_constant<i>, set it on the root and remember it; a get_attr node "
+         "either way.",
+         (_P + "test_fresh_tensors_take_the_first_free_constant_names_like_torch_fx",
+          _P + "test_tensor_constant_reuses_a_known_tensor_and_checks_it_is_the_same",
+          "tests/ch02/test_ch02_tracer.py::test_tensors_met_as_arguments_become_get_attr_like_torch_fx",
+          "tests/ch02/test_ch02_tracer.py::test_tensor_made_during_trace_becomes_tensor_constant")),
+        ("minifx/tracer.py", "Tracer._proxy_for_attr", "one cached get_attr per attribute",
+         "Walk the pairs; at the one whose value is attr_val, make its get_attr Proxy unless "
+         "the cache has it, and answer the cached one; None after the walk.",
+         (_P + "test_proxy_for_attr_finds_by_identity_and_caches_the_proxy",
+          _P + "test_a_parameter_read_twice_is_one_get_attr_like_torch_fx",
+          "tests/ch02/test_ch02_tracer.py::test_parameters_buffers_and_tensor_attributes_are_get_attr")),
+        ("minifx/proxy.py", "Proxy.__iter__", "a, b = proxy",
+         "Ask unpack_count about the caller's frame; with a count, index the Proxy that many "
+         "times and iterate over the list; without, hand over to the tracer's iter.",
+         (_P + "test_unpacking_records_each_item_like_torch_fx",
+          _P + "test_a_loop_over_a_proxy_asks_the_tracer",
+          "tests/ch02/test_ch02_proxy.py::test_unpacking_reads_the_count_from_bytecode",
+          "tests/ch02/test_ch02_proxy.py::test_unpacking_three_ways")),
     ),
     *_rows(
         "ch03",
@@ -353,6 +463,21 @@ EXERCISES: list[Exercise] = [
          "Pair the graph's placeholders with the values, check the counts first, empty "
          "the caller's list, and run with the pairs as the initial environment.",
          ("tests/ch04/test_interpreter.py",)),
+        ("minifx/interpreter.py", "Interpreter.__init__", "what every run reads",
+         "Keep the module, a dict of its named modules, the graph to run (the given one or "
+         "the module's), an empty env, the name and the two flags; with garbage collection "
+         "on, the last-use table of that graph.",
+         ("tests/ch04/test_interpreter_setup.py",
+          "tests/ch04/test_interpreter.py::test_garbage_collection_frees_values_like_torch_fx",
+          "tests/ch04/test_interpreter.py::test_run_another_graph_with_the_module_state")),
+        ("minifx/interpreter.py", "Interpreter.output", "the output opcode",
+         "The output node has one argument, already a value: hand it back untouched.",
+         ("tests/ch04/test_interpreter_setup.py::test_output_gives_its_argument_as_it_is",
+          "tests/ch04/test_interpreter.py::test_run_equals_eager_on_tensor_and_torch")),
+        ("minifx/passes/shape_prop.py", "extract_tensor_metadata", "describe one tensor",
+         "Shape, dtype and requires_grad from the tensor itself (a missing requires_grad is "
+         "False); the other four fields from its framework's tensor_layout.",
+         ("tests/ch04/test_shape_prop.py",)),
     ),
     *_rows(
         "ch05",
@@ -504,6 +629,101 @@ EXERCISES: list[Exercise] = [
          "the name as a builtin, keeping the sign.",
          ("tests/ch06/test_codegen_writer.py", "tests/ch06/test_codegen.py",
           "tests/ch06/test_hostile_names.py", "tests/ch06/test_shadowing_and_dict_roots.py")),
+        ("minifx/graph_module.py", "_module_base_for", "which module class a root asks for",
+         "A module root: its framework's module class. A dict root: the first value that "
+         "its own framework calls a module or a tensor decides; none means tensor's.",
+         (_GMB + "test_the_root_decides_the_module_class",
+          _GM + "test_instances_share_one_combined_class_and_each_gets_its_own_subclass")),
+        ("minifx/graph_module.py", "_install", "put one value in place, tensors as buffers",
+         "Find the value's framework (from the table when one is given, filling it); a "
+         "tensor that is no parameter is registered as a buffer, anything else is set.",
+         (_GMB + "test_a_dict_root_installs_tensors_as_buffers_and_the_rest_as_attributes",
+          _GMB + "test_install_asks_the_frameworks_table_first_and_fills_it",
+          _GMB + "test_a_plain_tensor_attribute_becomes_a_buffer",
+          _GM + "test_copies_only_what_the_graph_names")),
+        ("minifx/graph_module.py", "GraphModule._parent_of",
+         "walk to the module that holds a target",
+         "Split off the last atom; answer from walked when the path is there; else walk from "
+         "self, making missing modules empty, refusing anything that is no module; remember.",
+         (_GMB + "test_parent_of_makes_the_missing_modules_and_remembers_each_path",
+          _GMB + "test_parent_of_refuses_a_non_module_on_the_way",
+          _GMB + "test_a_dict_root_installs_shallow_targets_first_like_torch_fx",
+          _GM + "test_dict_root_puts_a_child_inside_its_parent",
+          _GM + "test_dict_root_with_a_tensor_where_a_parent_module_should_be_is_refused",
+          _GM + "test_submodule_api")),
+        ("minifx/graph_module.py", "GraphModule._copy_attr", "copy one target from the root",
+         "Walk the parent atoms on both sides at once (or take the pair from walked), making "
+         "empty modules on ours, stopping early when ours is already the root's object; "
+         "then install the last atom and forget the paths it replaced.",
+         (_GMB + "test_a_module_root_copies_what_the_graph_names_like_torch_fx",
+          _GMB + "test_the_missing_parts_of_a_target_are_named",
+          _GMB + "test_siblings_walk_their_path_once",
+          _GMB + "test_copy_attr_remembers_the_walked_paths_and_forgets_what_it_replaces",
+          _GMB + "test_modules_are_compared_by_identity_not_equality",
+          _GM + "test_copies_only_what_the_graph_names",
+          _GM + "test_missing_target_named")),
+        ("minifx/graph_module.py", "GraphModule.__init__",
+         "copy what the graph names, then compile",
+         "Initialise the module and name its class; then one pass over the get_attr and "
+         "call_module nodes: copy from a module root, or collect a dict root's targets and "
+         "install them shallow first; last, assign the graph.",
+         (_GMB + "test_init_shares_its_tables_and_names_the_class",
+          _GMB + "test_a_dict_root_missing_a_target_is_refused",
+          _GMB + "test_a_dict_root_installs_shallow_targets_first_like_torch_fx",
+          _GMB + "test_a_torch_root_passes_training_like_torch_fx",
+          _GMB + "test_siblings_walk_their_path_once",
+          _GM + "test_is_a_tensor_module_and_a_graph_module",
+          _GM + "test_copies_only_what_the_graph_names",
+          _GM + "test_dict_root",
+          _GM + "test_dict_root_puts_a_child_inside_its_parent",
+          _GM + "test_dict_root_with_a_tensor_where_a_parent_module_should_be_is_refused",
+          _GM + "test_graph_setter_recompiles",
+          _GM + "test_over_a_torch_root_it_is_a_torch_module_matching_torch_fx")),
+        ("minifx/graph_module.py", "GraphModule.print_readable", "the code as a class",
+         "The class line names the framework's package; under it the verbose code, indented; "
+         "then each GraphModule child as a nested class; print if asked, return the text.",
+         (_GMB + "test_print_readable_of_nested_graph_modules_like_torch_fx",
+          _GM + "test_code_and_str_match_torch_fx",
+          _GM + "test_print_readable_prints",
+          _GM + "test_nested_graph_modules_print_readable_like_torch_fx",
+          _GM + "test_print_readable_with_stack_traces_matches_torch_fx",
+          _GM + "test_over_a_torch_root_it_is_a_torch_module_matching_torch_fx")),
+        ("minifx/graph_module.py", "GraphModule.__deepcopy__",
+         "a deep copy with a class of its own",
+         "Make the new instance from the shared class and note it in memo first; copy the "
+         "state and the graph through memo; give it the name; install the graph.",
+         (_GMB + "test_deepcopy_keeps_the_identities_a_memo_shares",
+          _GMB + "test_deepcopy_gets_a_class_of_its_own_next_to_the_original",
+          _GMB + "test_deepcopy_runs_a_subclass_s_own_recompile",
+          _GMB + "test_deepcopy_installs_the_graph_through_a_subclass_s_own_recompile",
+          _GM + "test_deepcopy",
+          _GM + "test_deepcopy_of_a_graph_edited_since_recompile_runs_the_edited_graph",
+          _GM + "test_a_copy_keeps_its_generated_lines_for_tracebacks_after_the_original_dies",
+          _GM + "test_over_a_torch_root_it_is_a_torch_module_matching_torch_fx")),
+        ("minifx/graph_module.py", "GraphModule.delete_all_unused_submodules",
+         "drop the submodules no node reaches",
+         "Collect the used paths: every prefix of a get_attr or call_module target, and all "
+         "that lies under a called module; delete every other named module.",
+         (_GMB + "test_delete_all_unused_submodules_like_torch_fx",
+          _GMB + "test_delete_all_unused_submodules_passes_over_a_target_not_installed_yet",
+          _GM + "test_submodule_api")),
+        ("minifx/graph_module.py", "GraphModule.delete_submodule", "remove one submodule",
+         "Walk the parent atoms, answering False at a missing one or a non-module; the last "
+         "atom must be one of the parent's registered submodules; delete it, answer True.",
+         (_GMB + "test_delete_submodule_like_torch_fx", _GM + "test_submodule_api")),
+        ("minifx/graph_module.py", "GraphModule.__reduce__", "pickle by parts",
+         "The rebuild function, then a tuple: the logic class found on the shared class's "
+         "MRO, the framework base, the state, the graph, the class name.",
+         (_GMB + "test_pickle_keeps_the_subclass_the_name_and_the_state",
+          _GM + "test_pickle_round_trip",
+          _GM + "test_over_a_torch_root_it_is_a_torch_module_matching_torch_fx")),
+        ("minifx/graph_module.py", "_rebuild_graph_module", "unpickle by parts",
+         "A bare instance of a fresh instance class (no __init__), its dict updated with the "
+         "state, its class renamed, then the graph assigned.",
+         (_GMB + "test_rebuild_does_not_run_init_and_compiles_the_graph",
+          _GMB + "test_pickle_keeps_the_subclass_the_name_and_the_state",
+          _GM + "test_pickle_round_trip",
+          _GM + "test_over_a_torch_root_it_is_a_torch_module_matching_torch_fx")),
     ),
     *_rows(
         "ch07",
@@ -1241,6 +1461,114 @@ MORE_HINTS: dict[str, str] = {
         "The emit method is looked up by name on self, 'emit_' followed by the op. "
         "Placeholders add parameters and the output writes its own line end, so neither "
         "gets emit_frees. The PythonCode is what finish returns.",
+    "_module_base_for":
+        "isinstance(root, dict) separates the two cases. framework_of(value) gives each "
+        "value's adapter, which has is_module, is_tensor and module_class; the default is "
+        "tensor_framework(). Return inside the loop, at the first value that qualifies.",
+    "_install":
+        "With a table, frameworks.get(type(value)) first; on a miss, store framework_of(value) "
+        "under the type. Then framework.is_tensor and framework.is_parameter decide between "
+        "module.register_buffer(field, value) and setattr.",
+    "GraphModule._parent_of":
+        "target.rpartition('.') gives the path and the field; ''.split('.') would give [''], "
+        "so walk no atom for an empty path. add_module registers a new empty module; "
+        "isinstance against type(self)._module_base is the module test. Store the module "
+        "found under the path before returning.",
+    "GraphModule._copy_attr":
+        "rpartition('.') splits prefix and field. Walk with getattr(from_module, item, "
+        "_MISSING) on the root's side and getattr(to_module, item, None) on ours; 'is' tells "
+        "a module already copied whole. Store (root's module, ours) under the prefix. After "
+        "_install, delete the walked paths equal to the target or under it (target + '.').",
+    "GraphModule.__init__":
+        "type(self) is the instance's own class, so renaming it renames only this module. "
+        "Build walked, the dict targets, the parents and frameworks tables before the loop. "
+        "sorted(..., key=lambda t: t.count('.')) is stable. Assigning self.graph goes "
+        "through the property setter, which recompiles.",
+    "GraphModule.print_readable":
+        "The package is type(self)._module_base.__module__ up to its first dot. "
+        "python_code(root_module='self', verbose=True).src, lstrip('\\n'). The parts list "
+        "starts with an empty string, so joining with newlines puts a blank line before "
+        "each child; isinstance(child, GraphModule) picks the children.",
+    "GraphModule.__deepcopy__":
+        "type(self).__mro__[1] is the shared class; type(self)._module_base.__new__ makes the "
+        "bare instance. Update result.__dict__ with the deep copy of self._state(). Compare "
+        "type(result).recompile with GraphModule.recompile to choose the path.",
+    "GraphModule.delete_all_unused_submodules":
+        "For a path split on dots, the prefixes are the joins of path[:i] for i from 1 to "
+        "its length. get_submodule finds a called module; its named_modules() names are "
+        "relative, so prefix them with the target and a dot (skip the empty name).",
+    "Interpreter.__init__":
+        "dict(module.named_modules()) copies the names now. Choose the graph with an "
+        "'is not None' test on the argument. last_uses(graph) is the table; set it only "
+        "inside 'if garbage_collect_values'.",
+    "Interpreter.output":
+        "args is the tuple of the node's arguments with the Nodes already replaced by values; "
+        "the output node has exactly one.",
+    "extract_tensor_metadata":
+        "getattr with a default of False reads requires_grad safely; bool() makes it a "
+        "bool. framework_of(result).tensor_layout(result) is a tuple of four: unpack it "
+        "with * into TensorMetadata after the first three fields.",
+    "wrap":
+        "callable() and isinstance(..., str) tell the two forms apart. "
+        "inspect.currentframe().f_back is the caller's frame; its f_code.co_name is "
+        "'<module>' for module code, and its f_globals is the dict to remember.",
+    "_recording":
+        "find_proxy(args, kwargs) answers the first Proxy or None; proxy.tracer.create_proxy "
+        "records; the result's .node.meta takes the mark. Set __wrapped__ on the inner "
+        "function after defining it.",
+    "_Patcher.patch_attr":
+        "vars(owner) is the owner's own dict: 'name not in vars(owner)' and "
+        "vars(owner).get(name) before setattr. Append a lambda (delattr or setattr) to "
+        "self._undo; bind owner, name and original when the lambda is made.",
+    "_Patcher.patch_dict":
+        "Read 'name in d' and d.get(name) first. The undo: d.pop(name, None) for a new key, "
+        "else d[name] = original. Append it to self._undo.",
+    "Tracer._patch_wrapped_functions":
+        "{**a, **b} merges the registries (same keys collapse). Each key is (id, name); the "
+        "value is the globals dict. getattr(builtins, name, None) finds a builtin. "
+        "patcher.patch_dict(globals, name, _recording(original)).",
+    "Tracer._patch_autowrap":
+        "self._autowrap_visited is a set of ids. Iterate over list(module_globals.items()); "
+        "test name.startswith('_') and id(value) in self._autowrap_function_ids.",
+    "Tracer._placeholder":
+        "'concrete_args is not None and name in concrete_args' first. "
+        "signature.parameters[name].default is inspect.Parameter.empty when there is none. "
+        "_annotation(signature, name) gives the type_expr.",
+    "TracerBase.create_proxy":
+        "self.create_arg turns a tuple into a tuple and a dict into a dict, Proxies into "
+        "Nodes. Pass name and type_expr on to create_node in its order.",
+    "Proxy.__getattr__":
+        "name.startswith('__') and name.endswith('__'); raise AttributeError(name). "
+        "Attribute(self, name) makes the lazy attribute.",
+    "Attribute.node":
+        "self._node starts as None. self.tracer.create_proxy(...) answers a Proxy: keep "
+        "its .node. The target is the builtin getattr; the args are (self.root, self.attr).",
+    "Tracer._collect_tensor_attrs":
+        "self.submodule_paths maps each module to its path. vars(module).items() are its own "
+        "attributes; ask each framework of loaded_frameworks() whether a value is_tensor. "
+        "Join the path and the name with a dot unless the path is empty.",
+    "Tracer._tensor_constant":
+        "self.tensor_attrs.get(id(value)) gives (value, path) or None; compare the first "
+        "with 'is'. itertools.count() and hasattr(self.root, name) find the free name; "
+        "setattr puts the tensor on the root.",
+    "Tracer._proxy_for_attr":
+        "'candidate is attr_val', not ==. The cache is keyed by the name; "
+        "self.create_proxy('get_attr', name, (), {}) makes the Proxy.",
+    "Proxy.__iter__":
+        "inspect.currentframe().f_back is the frame doing the unpacking; unpack_count(frame) "
+        "answers n or None. Build the list [self[i] for i in range(n)] before returning "
+        "iter() of it.",
+    "GraphModule.delete_submodule":
+        "target.split('.') gives the atoms; hasattr and getattr walk; isinstance against "
+        "type(self)._module_base; getattr(mod, '_modules', {}) holds the registered "
+        "submodules; delattr removes one.",
+    "GraphModule.__reduce__":
+        "type(self).__mro__[1] is the shared class; next(c for c in its __mro__ if "
+        "'_module_base' not in c.__dict__) is the logic class. Return a 2-tuple: the "
+        "function and the tuple of its arguments.",
+    "_rebuild_graph_module":
+        "base.__new__(cls) makes an instance without running __init__; "
+        "_instance_class(logic, base) is cls. Assign gm.graph last: the setter recompiles.",
     "_instance_class":
         "issubclass tells whether cls already has the module class. The combined class is "
         "made with type(name, bases, namespace): bases (cls, base) so GraphModule's "

@@ -29,11 +29,20 @@ class TensorMetadata(NamedTuple):
 # --8<-- [end:tensor_metadata]
 
 
+# --8<-- [start:extract]
 def extract_tensor_metadata(result: Any) -> TensorMetadata:
-    """Describe one tensor of either framework; its framework knows its layout."""
+    """Describe one tensor of either framework; its framework knows its layout.
+
+    The fields, in TensorMetadata's order, as torch.fx fills them: the
+    tensor's ``shape`` and ``dtype``, ``requires_grad`` as a bool (False for
+    a tensor without the attribute: ``tensor`` has no autograd), then the
+    four fields of ``framework_of(result).tensor_layout(result)`` (stride,
+    memory format, is_quantized, qparams), in that order.
+    """
     layout = framework_of(result).tensor_layout(result)
     requires_grad = bool(getattr(result, "requires_grad", False))
     return TensorMetadata(result.shape, result.dtype, requires_grad, *layout)
+# --8<-- [end:extract]
 
 
 # --8<-- [start:shape_prop]

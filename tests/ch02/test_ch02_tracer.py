@@ -17,6 +17,7 @@ import minifx
 import tensor
 from minifx.tracer import Tracer
 from tests.ch02.ch02_twins import assert_same_trace
+from tests.ch02.ch02_wrap_registry import registered
 from tests.helpers import copy_weights, to_torch
 
 
@@ -27,15 +28,22 @@ def clip_if_big(x, limit):
     return x
 
 
-minifx.wrap("clip_if_big")
 torch.fx.wrap("clip_if_big")
-minifx.wrap("len")
 torch.fx.wrap("len")
 
 
-@minifx.wrap
 def scale_rows(x, factor):
     return x * factor if factor > 0 else x
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _registered_with_minifx_wrap():
+    # minifx.wrap as this module's code, undone when its tests end (ch02_wrap_registry).
+    yield from registered(globals(), "\n".join([
+        'minifx.wrap("clip_if_big")',
+        'minifx.wrap("len")',
+        'minifx.wrap(scale_rows)',
+    ]))
 
 
 def trace_lint_run(module, *inputs):
