@@ -28,6 +28,11 @@ from ._shape import contiguous_strides, in_op, infer_size, is_contiguous, view_s
 from ._size import Size
 from .overrides import tensor_function
 
+# The Tensor subclass that wraps an array of each ndarray subclass that needs one:
+# tensor._fake_tensor adds FakeArray -> FakeTensor, so that whatever wraps a fake
+# array, the front end's ops included, makes a FakeTensor.
+TENSOR_CLASS_OF: dict[type, type] = {}
+
 
 def _shape_arg(shape: tuple, name: str) -> tuple[int, ...]:
     """Accept sizes as varargs (`view(2, 3)`) or as one sequence (`view((2, 3))`)."""
@@ -306,7 +311,10 @@ class Tensor:
 
     @classmethod
     def _from_array(cls, arr: np.ndarray) -> Tensor:
-        """Wrap a NumPy array (float32/64, int32/64 or bool) without copying it."""
+        """Wrap a NumPy array (float32/64, int32/64 or bool) without copying it. A plain
+        Tensor of an array in `TENSOR_CLASS_OF` (a FakeArray: no data) is of that class."""
+        if type(arr) is not np.ndarray and cls is Tensor:
+            cls = TENSOR_CLASS_OF.get(type(arr), cls)
         t = object.__new__(cls)
         t._array = arr
         return t

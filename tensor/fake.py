@@ -35,7 +35,7 @@ import numpy as np
 
 from . import dispatch
 from ._fake_array import FakeArray, fake_array
-from ._fake_tensor import FakeTensor
+from ._fake_tensor import FakeTensor, mode_switched
 from ._tensor import Tensor
 
 __all__ = ["FakeTensor", "FakeTensorMode"]
@@ -52,6 +52,15 @@ class FakeTensorMode(dispatch.TensorDispatchMode):
         if isinstance(arr, FakeArray) and arr.fake_mode is self:
             return t if isinstance(t, FakeTensor) else FakeTensor._from_array(arr)
         return FakeTensor._from_array(fake_array(arr.shape, arr.dtype, arr.strides, self))
+
+    def __enter__(self) -> FakeTensorMode:
+        super().__enter__()
+        mode_switched(True)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        super().__exit__(*exc_info)
+        mode_switched(False)
 
     def __tensor_dispatch__(self, func, types, args=(), kwargs=None) -> Any:
         out = func.compute_meta(*args, **(kwargs or {}))

@@ -56,6 +56,12 @@ def _register_base_tensor(cls: type) -> None:
     _KIND[cls] = _INERT
 
 
+def _count_as_plain(cls: type, plain: bool) -> None:
+    """Speed only: the Tensor subclass ``cls`` takes a plain Tensor's fast path, its
+    handler unasked, while ``plain`` (a FakeTensor's while a fake mode is on: tensor.fake)."""
+    _KIND[cls] = _INERT if plain else _SUBCLASS
+
+
 def _kind_of(t: type) -> int:
     if isinstance(t, type) and issubclass(t, (tuple, list)):
         kind = _CONTAINER
