@@ -10,6 +10,7 @@ assign ``gm.graph``) and the module runs the new program.
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import linecache
 import types
@@ -17,7 +18,7 @@ import weakref
 from typing import Any
 
 from ._compat import compiled_code, with_filename
-from ._framework import framework_of, tensor_framework
+from ._framework import adapter, framework_of, tensor_framework
 from .graph import Graph
 
 _MISSING = object()  # what getattr returns for an attribute that is not there
@@ -174,7 +175,8 @@ class GraphModule:
             if parent is None:
                 raise RuntimeError(
                     f"GraphModule: cannot install {target!r}: a non-module is in the way")
-            _install(parent[0], parent[1], root[target], frameworks)
+            if not _put_new(parent[0], parent[1], root[target]):  # speed only: see _put_new
+                _install(parent[0], parent[1], root[target], frameworks)
         self.graph = graph
 
     # -- building the module tree -------------------------------------------
@@ -225,24 +227,30 @@ class GraphModule:
 
         Missing modules on the way are made empty; None when something other
         than a module is in the way. ``walked`` (speed only) remembers the
-        module found at each parent path, for targets installed shallow first
-        (a later, deeper target never replaces a path remembered before it).
+        module found at each parent path, so that each path is looked up once
+        however many targets lie under it (targets are installed shallow
+        first: a later, deeper target never replaces a path remembered before
+        it). (`_holds` and `_put_new`, speed only, spare a plain module's misses.)
         """
         path, _, field = target.rpartition(".")
+        if not path:
+            return self, field
         if walked is not None and path in walked:
             return walked[path], field
-        mod: Any = self
-        for item in path.split(".") if path else ():
-            sub = getattr(mod, item, None)
-            if sub is None:
-                sub = self._empty_module()
+        above = self._parent_of(path, walked)
+        if above is None:
+            return None
+        mod, item = above
+        sub = None if _holds(mod, item) is False else getattr(mod, item, None)
+        if sub is None:
+            sub = self._empty_module()
+            if not _put_new(mod, item, sub):
                 mod.add_module(item, sub)
-            if not isinstance(sub, type(self)._module_base):
-                return None
-            mod = sub
+        if not isinstance(sub, type(self)._module_base):
+            return None
         if walked is not None:
-            walked[path] = mod
-        return mod, field
+            walked[path] = sub
+        return sub, field
 
     # -- the graph and its code -------------------------------------------
     @property
@@ -390,3 +398,48 @@ def _rebuild_graph_module(logic: type, base: type, state: dict, graph: Graph,
     type(gm).__name__ = type(gm).__qualname__ = class_name
     gm.graph = graph
     return gm
+
+
+# -- Speed only (skip on a first read) -------------------------------------------
+# make_fx's GraphModule puts a few hundred parameters and buffers into a hundred
+# empty modules. For each new name, ``getattr(module, name, None)`` and the
+# ``hasattr(module, name)`` that add_module, register_parameter and
+# register_buffer ask first raise and catch an AttributeError in
+# Module.__getattr__. In a module of the plain ``tensor.nn.Module`` class (no
+# subclass can answer other names) the answer is known without asking: a name
+# is on it if its class defines it, or its ``__dict__`` or one of its three
+# stores holds it. Other frameworks' modules (torch's has global registration
+# hooks) take the ordinary path.
+@functools.cache
+def _tensor_adapter() -> Any:
+    return adapter("tensor")
+
+
+def _holds(module: Any, name: str) -> bool | None:
+    """Whether ``module`` has an attribute ``name``; None when ``module`` is not a plain
+    ``tensor.nn.Module`` (then only ``hasattr`` can tell)."""
+    plain = _tensor_adapter().module_class
+    if type(module) is not plain:
+        return None
+    d = module.__dict__
+    return (name in d or name in d["_parameters"] or name in d["_buffers"]
+            or name in d["_modules"] or hasattr(plain, name))
+
+
+def _put_new(module: Any, name: str, value: Any) -> bool:
+    """``module.<name> = value`` for a parameter, buffer or submodule ``value`` and a new
+    ``name`` on a plain ``tensor.nn.Module`` (`_holds` is False), straight into the
+    store ``setattr`` or ``register_buffer`` would choose; False (nothing done) else."""
+    if not name or _holds(module, name) is not False:
+        return False
+    framework = _tensor_adapter()
+    if framework.is_parameter(value):
+        module._parameters[name] = value
+    elif framework.is_tensor(value):
+        module._buffers[name] = value
+        module._non_persistent_buffers_set.discard(name)
+    elif isinstance(value, framework.module_class):
+        module._modules[name] = value
+    else:
+        return False
+    return True
