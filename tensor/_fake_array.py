@@ -19,6 +19,7 @@ raises: a fake tensor has no data to give.
 
 from __future__ import annotations
 
+import math
 import mmap
 import sys
 from typing import Any
@@ -27,31 +28,28 @@ import numpy as np
 
 from ._shape import infer_size, view_strides
 
-__all__ = ["FakeArray", "fake_array", "contiguous_strides"]
-
-
-def contiguous_strides(shape: tuple, itemsize: int) -> tuple[int, ...]:
-    """Row-major strides in bytes, as NumPy gives a new array."""
-    strides, step = [], itemsize
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
+__all__ = ["FakeArray", "fake_array"]
 
 
 def fake_array(shape, dtype, strides=None, mode=None) -> FakeArray:
     """A FakeArray of `shape` and `dtype`; `strides` in bytes, row-major when None."""
     dtype = np.dtype(dtype)
     shape = tuple(map(int, shape))
-    strides = contiguous_strides(shape, dtype.itemsize) if strides is None else tuple(strides)
-    memory = _reserve(shape, strides, dtype)
-    if min(strides, default=0) >= 0:
-        # Speed only (make_fx makes one per primitive): the window built directly as a
-        # FakeArray; as_strided followed by .view(FakeArray) builds it three times.
-        out = np.ndarray.__new__(FakeArray, shape, dtype, buffer=memory, strides=strides)
+    if strides is None:  # row-major: NumPy lays out a window over a buffer so by itself
+        memory = _reserve(dtype.itemsize * math.prod(shape), dtype)
+        out = np.ndarray.__new__(FakeArray, shape, dtype, buffer=memory)
     else:
-        out = np.lib.stride_tricks.as_strided(np.frombuffer(memory, dtype), shape,
-                                              strides).view(FakeArray)
+        strides = tuple(strides)
+        extent = dtype.itemsize
+        if 0 not in shape:
+            for size, stride in zip(shape, strides):
+                extent += (size - 1) * abs(stride)
+        memory = _reserve(extent, dtype)
+        if min(strides, default=0) >= 0:  # the window built directly, over the buffer
+            out = np.ndarray.__new__(FakeArray, shape, dtype, buffer=memory, strides=strides)
+        else:  # the constructor takes no negative stride: a view of the buffer can
+            out = np.lib.stride_tricks.as_strided(np.frombuffer(memory, dtype), shape,
+                                                  strides).view(FakeArray)
     out.fake_mode = mode
     return out
 
@@ -59,9 +57,9 @@ def fake_array(shape, dtype, strides=None, mode=None) -> FakeArray:
 _MAP_NORESERVE = 0x4000  # Linux: reserve address space only (Python 3.11's mmap lacks the name)
 
 
-def _reserve(shape, strides, dtype) -> Any:
-    """The memory a window of ``shape`` and ``strides`` spans, reserved and never used:
-    a buffer (a NumPy array, or a memory map) of at least that many bytes.
+def _reserve(extent: int, dtype) -> Any:
+    """``extent`` bytes of memory, reserved and never used, for a window to span: a
+    buffer (a NumPy array, or a memory map) of at least that many bytes.
 
     The FakeArray's own methods never touch elements; this is the safety net
     for NumPy code that copies behind their back (``np.ascontiguousarray``,
@@ -69,10 +67,6 @@ def _reserve(shape, strides, dtype) -> Any:
     An anonymous mapping costs address space, not memory: the kernel gives
     pages only when they are written, and reading maps its shared zero page.
     """
-    extent = dtype.itemsize
-    if 0 not in shape:
-        for size, stride in zip(shape, strides):
-            extent += (size - 1) * abs(stride)
     if extent <= 4096:
         return np.zeros(max(extent // dtype.itemsize, 1), dtype)
     return mmap.mmap(-1, extent, flags=_MAP_FLAGS) if _MAP_FLAGS else mmap.mmap(-1, extent)

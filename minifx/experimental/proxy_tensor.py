@@ -185,10 +185,25 @@ class _Decomposer(TensorFunctionMode):
 
 
 def _named_tensors(fn: Any) -> dict[str, Tensor]:
-    """Qualified name -> tensor, for the parameters and buffers of a Module ``fn``."""
+    """Qualified name -> tensor, for the parameters, then the buffers, of a Module ``fn``:
+    ``named_parameters()`` and ``named_buffers()``, and a tensor shared by two names
+    under both (the first is the one `traced` keeps).
+
+    Speed only: one walk of the module tree, reading each module's two stores;
+    the two generators walk it twice, each through a generator per level.
+    """
     if not isinstance(fn, tensor.nn.Module):
         return {}
-    return dict((*fn.named_parameters(), *fn.named_buffers()))
+    params: dict[str, Tensor] = {}
+    buffers: dict[str, Tensor] = {}
+    for prefix, module in fn.named_modules():
+        dot = prefix + "." if prefix else ""
+        for found, store in ((params, module._parameters), (buffers, module._buffers)):
+            for name, value in store.items():
+                if value is not None:
+                    found[dot + name] = value
+    params.update(buffers)
+    return params
 
 
 def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
