@@ -71,7 +71,8 @@ class _Recorder(TensorDispatchMode):
         self.graph = graph
         self.nodes: dict[int, Node] = {}  # id(array) -> the node that made it
         self.alive: list[Any] = []  # the arrays, so that no id is reused while tracing
-        self.memory: set[int] = set()  # the memory those arrays are views of (_memory_of)
+        self.memory: set[int] = set()  # the memory the first `seen` of them are views of
+        self.seen = 0
         self.named = named  # id(array) -> qualified name of a parameter or buffer
         self.constants: dict[str, Any] = {}  # get_attr target -> tensor
         self.decompositions = decompositions
@@ -79,7 +80,18 @@ class _Recorder(TensorDispatchMode):
     def bind(self, value: Tensor, node: Node) -> None:
         self.nodes[id(value._array)] = node
         self.alive.append(value._array)
-        self.memory.add(id(_memory_of(value._array)))
+
+    def shares_traced_memory(self, arr: Any) -> bool:
+        """Whether ``arr`` is a view of the memory of an array bound to a node (`_memory_of`).
+
+        The owners are worked out when asked, for the arrays bound since the
+        last question: only a tensor that no primitive made and that is no
+        parameter asks, which is rare, and `bind` stays a dict entry.
+        """
+        for bound in self.alive[self.seen:]:
+            self.memory.add(id(_memory_of(bound)))
+        self.seen = len(self.alive)
+        return id(_memory_of(arr)) in self.memory
 
     def node_of(self, value: Tensor, func: Any) -> Node:
         arr = value._array
@@ -87,7 +99,7 @@ class _Recorder(TensorDispatchMode):
         if node is not None:
             return node
         name = self.named.get(id(arr))
-        if name is None and id(_memory_of(arr)) in self.memory:
+        if name is None and self.shares_traced_memory(arr):
             raise RuntimeError(
                 f"make_fx: an argument of {func!r} shares memory with a traced value but no "
                 "tensor.ops primitive made it: a view computed outside the primitives (front-end "
@@ -137,7 +149,8 @@ class _Recorder(TensorDispatchMode):
         if decomposition is not None:
             with self:  # what the decomposition calls is recorded
                 return decomposition(*args, **kwargs)
-        node = self.graph.call_function(func, self.as_arg(args, func), self.as_arg(kwargs, func))
+        node = self.graph.call_function(func, self.as_arg(args, func),
+                                        self.as_arg(kwargs, func) if kwargs else None)
         out = func(*args, **kwargs)  # beneath this mode: the kernel, or a fake mode's meta
         if isinstance(out, Tensor):
             self.bind(out, node)
