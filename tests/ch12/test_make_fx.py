@@ -208,3 +208,22 @@ def test_get_attr_names_are_the_graphs(target):
     for _ in range(2):
         assert ours.create_node("get_attr", target, name=_attr_node_name(target)).name == \
             theirs.get_attr(target).name
+
+
+def test_a_view_made_outside_the_primitives_is_refused_and_a_constant_is_kept():
+    """A view of a traced value that no primitive made would be lost from the graph:
+    make_fx names the primitive that met it. Data of its own is a constant."""
+
+    def hidden_view(x):
+        y = x + 1.0
+        return tensor.from_numpy(y.numpy()[::2]) * 2.0  # NumPy's view, not tensor.ops'
+
+    def own_data(x):
+        return x * tensor.from_numpy(np.arange(4, dtype=np.float32))
+
+    x = tensor.randn(4)
+    with pytest.raises(RuntimeError, match=r"argument of tensor\.ops\.mul shares memory"):
+        make_fx(hidden_view)(x)
+    gm = make_fx(own_data)(x)
+    assert [n.target for n in gm.graph.find_nodes(op="get_attr")] == ["_tensor_constant0"]
+    tensor.testing.assert_close(gm(x), own_data(x))
