@@ -230,7 +230,7 @@ class GraphModule:
         module found at each parent path, so that each path is looked up once
         however many targets lie under it (targets are installed shallow
         first: a later, deeper target never replaces a path remembered before
-        it). (`_holds` and `_put_new`, speed only, spare a plain module's misses.)
+        it). (`_holds` and `_put`, speed only, spare a plain module's misses.)
         """
         path, _, field = target.rpartition(".")
         if not path:
@@ -241,10 +241,11 @@ class GraphModule:
         if above is None:
             return None
         mod, item = above
-        sub = None if _holds(mod, item) is False else getattr(mod, item, None)
+        held = _holds(mod, item)
+        sub = None if held is False else getattr(mod, item, None)
         if sub is None:
             sub = self._empty_module()
-            if not _put_new(mod, item, sub):
+            if held is not False or not _put(mod, item, sub):
                 mod.add_module(item, sub)
         if not isinstance(sub, type(self)._module_base):
             return None
@@ -417,21 +418,23 @@ def _tensor_adapter() -> Any:
 
 def _holds(module: Any, name: str) -> bool | None:
     """Whether ``module`` has an attribute ``name``; None when ``module`` is not a plain
-    ``tensor.nn.Module`` (then only ``hasattr`` can tell)."""
+    ``tensor.nn.Module``, or ``name`` is empty (then let the module's own checks tell)."""
     plain = _tensor_adapter().module_class
-    if type(module) is not plain:
+    if type(module) is not plain or not name:
         return None
     d = module.__dict__
-    return (name in d or name in d["_parameters"] or name in d["_buffers"]
-            or name in d["_modules"] or hasattr(plain, name))
+    if name in d or name in d["_parameters"] or name in d["_buffers"] or name in d["_modules"]:
+        return True
+    for klass in plain.__mro__:  # what the class has: hasattr(plain, name), without a miss
+        if name in klass.__dict__:
+            return True
+    return False
 
 
-def _put_new(module: Any, name: str, value: Any) -> bool:
-    """``module.<name> = value`` for a parameter, buffer or submodule ``value`` and a new
-    ``name`` on a plain ``tensor.nn.Module`` (`_holds` is False), straight into the
-    store ``setattr`` or ``register_buffer`` would choose; False (nothing done) else."""
-    if not name or _holds(module, name) is not False:
-        return False
+def _put(module: Any, name: str, value: Any) -> bool:
+    """``module.<name> = value`` for a parameter, buffer or submodule ``value``, straight
+    into the store ``setattr`` or ``register_buffer`` would choose, on a plain module
+    that `_holds` nothing by that name; False (nothing done) for another value."""
     framework = _tensor_adapter()
     if framework.is_parameter(value):
         module._parameters[name] = value
@@ -443,3 +446,8 @@ def _put_new(module: Any, name: str, value: Any) -> bool:
     else:
         return False
     return True
+
+
+def _put_new(module: Any, name: str, value: Any) -> bool:
+    """`_put` when ``module`` is a plain ``tensor.nn.Module`` without ``name``; else False."""
+    return _holds(module, name) is False and _put(module, name, value)
