@@ -44,6 +44,7 @@ calls.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -67,14 +68,16 @@ __all__ = ["make_fx"]
 class _Recorder(TensorDispatchMode):
     """The dispatch mode that writes each primitive call into ``graph``."""
 
-    def __init__(self, graph: Graph, named: dict[int, str], decompositions: dict) -> None:
+    def __init__(self, graph: Graph, named: dict[int, tuple[str, Tensor]],
+                 decompositions: dict) -> None:
         self.graph = graph
         self.nodes: dict[int, Node] = {}  # id(array) -> the node that made it
         self.alive: list[Any] = []  # the arrays, so that no id is reused while tracing
         self.memory: set[int] = set()  # the memory the first `seen` of them are views of
         self.seen = 0
-        self.named = named  # id(array) -> qualified name of a parameter or buffer
-        self.constants: dict[str, Any] = {}  # get_attr target -> tensor
+        self.named = named  # id(array) -> (qualified name, tensor) of a parameter or buffer
+        self.attrs: dict[str, Tensor] = {}  # get_attr target -> the tensor it reads
+        self.constants: Counter[str] = Counter()  # _param_constant / _tensor_constant: how many
         self.decompositions = decompositions
 
     def bind(self, value: Tensor, node: Node) -> None:
@@ -98,7 +101,7 @@ class _Recorder(TensorDispatchMode):
         node = self.nodes.get(id(arr))
         if node is not None:
             return node
-        name = self.named.get(id(arr))
+        name, attr = self.named.get(id(arr), (None, value))
         if name is None and self.shares_traced_memory(arr):
             raise RuntimeError(
                 f"make_fx: an argument of {func!r} shares memory with a traced value but no "
@@ -107,8 +110,9 @@ class _Recorder(TensorDispatchMode):
         if name is None:
             prefix = "_param_constant" if isinstance(value, tensor.nn.Parameter) else \
                 "_tensor_constant"
-            name = f"{prefix}{sum(k.startswith(prefix) for k in self.constants)}"
-            self.constants[name] = value
+            name = f"{prefix}{self.constants[prefix]}"
+            self.constants[prefix] += 1
+        self.attrs[name] = attr
         node = self.graph.create_node("get_attr", name, name=_attr_node_name(name))
         self.bind(value, node)
         return node
@@ -197,25 +201,26 @@ class _Decomposer(TensorFunctionMode):
             return decomposition(*args, **(kwargs or {}))
 
 
-def _named_tensors(fn: Any) -> dict[str, Tensor]:
-    """Qualified name -> tensor, for the parameters, then the buffers, of a Module ``fn``:
-    ``named_parameters()`` and ``named_buffers()``, and a tensor shared by two names
-    under both (the first is the one `traced` keeps).
+def _named_tensors(fn: Any) -> dict[int, tuple[str, Tensor]]:
+    """id(array) -> (qualified name, tensor), for the parameters, then the buffers, of a
+    Module ``fn``, as ``named_parameters()`` and ``named_buffers()`` list them; an array
+    under two names keeps the first.
 
     Speed only: one walk of the module tree, reading each module's two stores;
     the two generators walk it twice, each through a generator per level.
     """
     if not isinstance(fn, tensor.nn.Module):
         return {}
-    params: dict[str, Tensor] = {}
-    buffers: dict[str, Tensor] = {}
+    params: dict[int, tuple[str, Tensor]] = {}
+    buffers: dict[int, tuple[str, Tensor]] = {}
     for prefix, module in fn.named_modules():
         dot = prefix + "." if prefix else ""
         for found, store in ((params, module._parameters), (buffers, module._buffers)):
             for name, value in store.items():
                 if value is not None:
-                    found[dot + name] = value
-    params.update(buffers)
+                    found.setdefault(id(value._array), (dot + name, value))
+    for key, named in buffers.items():
+        params.setdefault(key, named)
     return params
 
 
@@ -236,11 +241,7 @@ def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
         graph = Graph()
         primitive = {f: d for f, d in table.items() if isinstance(f, tensor.ops.OpOverload)}
         public = {f: d for f, d in table.items() if f not in primitive}
-        named = _named_tensors(fn)
-        by_array: dict[int, str] = {}
-        for name, value in named.items():
-            by_array.setdefault(id(value._array), name)
-        recorder = _Recorder(graph, by_array, primitive)
+        recorder = _Recorder(graph, _named_tensors(fn), primitive)
         fake = FakeTensorMode() if tracing_mode == "fake" else None
         inputs = [fake.from_tensor(a) if fake and isinstance(a, Tensor) else a for a in args]
         for i, value in enumerate(inputs):
@@ -251,12 +252,9 @@ def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
             result = fn(*inputs)
         graph.output(_output_arg(result, recorder))
         graph.eliminate_dead_code()  # what a branch's test computed, as torch's make_fx does
-        root: dict[str, Any] = dict(recorder.constants)
-        read = {n.target for n in graph.nodes if n.op == "get_attr"}
-        root.update({name: value for name, value in named.items() if name in read})
         name = type(fn).__name__ if isinstance(fn, tensor.nn.Module) else \
             getattr(fn, "__name__", "GraphModule")
-        return _LazyGraphModule(root, graph, name)
+        return _LazyGraphModule(recorder.attrs, graph, name)  # installs what get_attr nodes read
 
     return traced
 
