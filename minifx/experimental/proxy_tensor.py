@@ -180,9 +180,10 @@ def _attr_node_name(target: str) -> str:
 
 
 def _memory_of(arr: Any) -> Any:
-    """The object that owns an array's memory: the end of its chain of ``.base``
-    (an array that owns its data, or the buffer under one: a fake array's memory map)."""
-    while isinstance(arr, np.ndarray) and arr.base is not None:
+    """The array that owns an array's memory: the last array on its chain of ``.base``
+    (one that owns its data, or one made over a buffer: each fake array's window,
+    though all the windows share one reserved mapping)."""
+    while isinstance(arr.base, np.ndarray):
         arr = arr.base
     return arr
 
