@@ -137,14 +137,15 @@ _CHECKED = ("binary", "compare", "reduce", "kernel", "join")  # views check them
 # Tensors in, arrays to the kernels, Tensors out
 # ---------------------------------------------------------------------------
 
-def _arrays(value):
-    if isinstance(value, Tensor):
-        return value._array
-    if isinstance(value, (tuple, list)):
-        # Speed only: a Tensor or a number inside is handled here, not by a call each.
-        return type(value)([v._array if isinstance(v, Tensor) else
-                            _arrays(v) if isinstance(v, (tuple, list)) else v for v in value])
-    return value
+def _arrays(args: tuple) -> list:
+    """The arguments as the kernels take them: each Tensor as its array, a list or tuple
+    of Tensors (cat's and stack's first argument) as a list of arrays, and anything
+    else (numbers, sizes, dims, an index) as it is. One level down, as `_tensor_types`
+    looks: no primitive takes Tensors deeper."""
+    return [a._array if isinstance(a, Tensor) else
+            [v._array if isinstance(v, Tensor) else v for v in a]
+            if isinstance(a, (tuple, list)) and a and isinstance(a[0], Tensor) else a
+            for a in args]
 
 
 def _tensor_types(args) -> tuple:
