@@ -72,6 +72,9 @@ class FakeTensorMode(dispatch.TensorDispatchMode):
         A view of a real tensor (a parameter's ``t()``, a buffer's slice: a
         view's meta is the view itself) stays a real view, as a plain Tensor.
         """
+        if isinstance(out, FakeArray) and out.fake_mode is None:  # a new one, the usual case
+            out.fake_mode = self
+            return FakeTensor._from_array(out)
         if isinstance(out, np.ndarray):
             for a in args:  # an in-place primitive answers its own argument
                 if isinstance(a, Tensor) and a._array is out:
