@@ -763,9 +763,7 @@ class Tensor:
 
 
 def _rebuild(cls, arr):
-    return (
-        Tensor._from_array(arr).as_subclass(cls) if cls is not Tensor else Tensor._from_array(arr)
-    )
+    return Tensor._from_array(arr) if cls is Tensor else Tensor._from_array(arr).as_subclass(cls)
 
 
 def _strides(arr: np.ndarray) -> tuple[int, ...]:

@@ -96,7 +96,7 @@ def _collect(items: Iterable, found: list) -> None:
             found.append(item)
 
 
-def relevant_args(args: tuple, kwargs: dict | None = None) -> list:
+def relevant_args(args: Iterable, kwargs: dict | None = None) -> list:
     """The arguments (searched through lists, tuples and dicts) whose type has a handler."""
     found: list = []
     _collect(args, found)
@@ -107,9 +107,7 @@ def relevant_args(args: tuple, kwargs: dict | None = None) -> list:
 
 def has_tensor_function(args: Iterable) -> bool:
     """True when some argument (nested ones included) would take over a call."""
-    found: list = []
-    _collect(args, found)
-    return bool(found)
+    return bool(relevant_args(args))
 
 
 def _ordered_types(args: Iterable) -> list[type]:
