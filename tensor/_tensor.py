@@ -29,8 +29,9 @@ from ._size import Size
 from .overrides import tensor_function
 
 # The Tensor subclass that wraps an array of each ndarray subclass that needs one:
-# tensor._fake_tensor adds FakeArray -> FakeTensor, so that whatever wraps a fake
-# array, the front end's ops included, makes a FakeTensor.
+# tensor._fake_tensor adds FakeArray -> FakeTensor, so that the front end's ops,
+# which wrap their results with `Tensor._from_array`, answer FakeTensors under a
+# fake mode without asking FakeTensor's handler.
 TENSOR_CLASS_OF: dict[type, type] = {}
 
 
