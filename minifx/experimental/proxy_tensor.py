@@ -117,6 +117,22 @@ class _Recorder(TensorDispatchMode):
         self.bind(value, node)
         return node
 
+    def arg_nodes(self, args: tuple, func: Any) -> tuple:
+        """A primitive's positional arguments with each Tensor replaced by its node
+        (`node_of`), and each list or tuple of Tensors (cat's and stack's) by one of
+        nodes; numbers, sizes and dims stay as they are. One level down, as the
+        primitives take Tensors (`tensor.ops`); `as_arg` walks any nesting.
+
+        Speed only: a Tensor already bound is found here (a Node is always true),
+        not through a call of `node_of`, and a tuple of sizes is not rebuilt.
+        """
+        nodes = self.nodes
+        return tuple([nodes.get(id(a._array)) or self.node_of(a, func) if isinstance(a, Tensor)
+                      else type(a)([self.node_of(v, func) if isinstance(v, Tensor) else v
+                                    for v in a])
+                      if isinstance(a, (tuple, list)) and a and isinstance(a[0], Tensor)
+                      else a for a in args])
+
     def as_arg(self, value: Any, func: Any) -> Any:
         if isinstance(value, Tensor):
             return self.node_of(value, func)
@@ -139,12 +155,14 @@ class _Recorder(TensorDispatchMode):
           the primitives it calls are recorded; its result is returned and no
           node is made for ``func`` itself.
         - Otherwise: first one ``call_function`` node in ``self.graph``, its
-          target ``func``, its args and kwargs the call's with every Tensor,
-          nested in tuples, lists and dicts too, replaced by its node
-          (`as_arg`, which makes a ``get_attr`` node for a parameter, buffer
-          or constant it meets for the first time: those come before the call's
-          node). Then the primitive runs, ``func(*args, **kwargs)``: beneath
-          this mode, that is the kernel, or the fake mode's meta function.
+          target ``func``, its args and kwargs the call's with every Tensor
+          replaced by its node: `arg_nodes` for the args (a Tensor, or a list
+          of Tensors, as the primitives take them), `as_arg` for the kwargs
+          (any nesting). Both make a ``get_attr`` node for a parameter, buffer
+          or constant they meet for the first time (`node_of`): those come
+          before the call's node. Then the primitive runs,
+          ``func(*args, **kwargs)``: beneath this mode, that is the kernel, or
+          the fake mode's meta function.
         - A Tensor result is bound to the node (`bind`), so that later calls
           taking it find the node; the result is returned as it is.
         """
@@ -153,7 +171,7 @@ class _Recorder(TensorDispatchMode):
         if decomposition is not None:
             with self:  # what the decomposition calls is recorded
                 return decomposition(*args, **kwargs)
-        node = self.graph.call_function(func, self.as_arg(args, func),
+        node = self.graph.call_function(func, self.arg_nodes(args, func),
                                         self.as_arg(kwargs, func) if kwargs else None)
         out = func(*args, **kwargs)  # beneath this mode: the kernel, or a fake mode's meta
         if isinstance(out, Tensor):

@@ -227,3 +227,19 @@ def test_a_view_made_outside_the_primitives_is_refused_and_a_constant_is_kept():
     gm = make_fx(own_data)(x)
     assert [n.target for n in gm.graph.find_nodes(op="get_attr")] == ["_tensor_constant0"]
     tensor.testing.assert_close(gm(x), own_data(x))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_primitive_called_directly_with_a_tuple_of_tensors(mode):
+    """cat's first argument, a tuple of Tensors, becomes a tuple of nodes; the sizes and
+    dims of other primitives stay as they were written."""
+
+    def joined(x, y):
+        return tensor.ops.sum(tensor.ops.cat((x, tensor.ops.relu(y)), 0), (1,), False)
+
+    x, y = tensor.randn(2, 3), tensor.randn(4, 3)
+    gm = make_fx(joined, tracing_mode=mode)(x, y)
+    cat, total = [n for n in gm.graph.nodes if n.op == "call_function" and n.target.name != "relu"]
+    assert isinstance(cat.args[0], tuple) and cat.args[0][0].op == "placeholder"
+    assert total.args[1:] == ((1,), False)
+    tensor.testing.assert_close(gm(x, y), joined(x, y))
