@@ -119,9 +119,9 @@ class _Recorder(TensorDispatchMode):
 
     def arg_nodes(self, args: tuple, func: Any) -> tuple:
         """A primitive's positional arguments with each Tensor replaced by its node
-        (`node_of`), and each list or tuple of Tensors (cat's and stack's) by one of
-        nodes; numbers, sizes and dims stay as they are. One level down, as the
-        primitives take Tensors (`tensor.ops`); `as_arg` walks any nesting.
+        (`node_of`), also in a list or tuple of Tensors (cat's and stack's); numbers,
+        sizes and dims stay as they are. One level down, as the primitives take
+        Tensors (`tensor.ops`); `as_arg` walks any nesting.
 
         Speed only: a Tensor already bound is found here (a Node is always true),
         not through a call of `node_of`, and a tuple of sizes is not rebuilt.
