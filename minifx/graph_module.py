@@ -10,6 +10,7 @@ assign ``gm.graph``) and the module runs the new program.
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import linecache
 import types
@@ -17,7 +18,7 @@ import weakref
 from typing import Any
 
 from ._compat import compiled_code, with_filename
-from ._framework import framework_of, tensor_framework
+from ._framework import adapter, framework_of, tensor_framework
 from .graph import Graph
 
 _MISSING = object()  # what getattr returns for an attribute that is not there
@@ -216,7 +217,8 @@ class GraphModule:
             if parent is None:
                 raise RuntimeError(
                     f"GraphModule: cannot install {target!r}: a non-module is in the way")
-            _install(parent[0], parent[1], root[target], frameworks)
+            if not _put_new(parent[0], parent[1], root[target]):  # speed only: see _put_new
+                _install(parent[0], parent[1], root[target], frameworks)
         self.graph = graph
     # --8<-- [end:init]
 
@@ -529,3 +531,55 @@ def _rebuild_graph_module(logic: type, base: type, state: dict, graph: Graph,
     gm.graph = graph
     return gm
 # --8<-- [end:pickle]
+
+
+# -- Speed only (skip on a first read) -------------------------------------------
+# make_fx's GraphModule puts a few hundred parameters and buffers into a hundred
+# empty modules. For each new name, ``getattr(module, name, None)`` and the
+# ``hasattr(module, name)`` that add_module, register_parameter and
+# register_buffer ask first raise and catch an AttributeError in
+# Module.__getattr__. In a module of the plain ``tensor.nn.Module`` class (no
+# subclass can answer other names) the answer is known without asking: a name
+# is on it if its class defines it, or its ``__dict__`` or one of its three
+# stores holds it. Other frameworks' modules (torch's has global registration
+# hooks) take the ordinary path.
+@functools.cache
+def _tensor_adapter() -> Any:
+    return adapter("tensor")
+
+
+def _holds(module: Any, name: str) -> bool | None:
+    """Whether ``module`` has an attribute ``name``; None when ``module`` is not a plain
+    ``tensor.nn.Module``, or ``name`` is empty (then let the module's own checks tell)."""
+    plain = _tensor_adapter().module_class
+    if type(module) is not plain or not name:
+        return None
+    d = module.__dict__
+    if name in d or name in d["_parameters"] or name in d["_buffers"] or name in d["_modules"]:
+        return True
+    for klass in plain.__mro__:  # what the class has: hasattr(plain, name), without a miss
+        if name in klass.__dict__:
+            return True
+    return False
+
+
+def _put(module: Any, name: str, value: Any) -> bool:
+    """``module.<name> = value`` for a parameter, buffer or submodule ``value``, straight
+    into the store ``setattr`` or ``register_buffer`` would choose, on a plain module
+    that `_holds` nothing by that name; False (nothing done) for another value."""
+    framework = _tensor_adapter()
+    if framework.is_parameter(value):
+        module._parameters[name] = value
+    elif framework.is_tensor(value):
+        module._buffers[name] = value
+        module._non_persistent_buffers_set.discard(name)
+    elif isinstance(value, framework.module_class):
+        module._modules[name] = value
+    else:
+        return False
+    return True
+
+
+def _put_new(module: Any, name: str, value: Any) -> bool:
+    """`_put` when ``module`` is a plain ``tensor.nn.Module`` without ``name``; else False."""
+    return _holds(module, name) is False and _put(module, name, value)

@@ -1,12 +1,12 @@
 """FakeArray: a NumPy array with a shape, a dtype and strides, and no data.
 
 A fake tensor's storage is a `FakeArray`: an ``as_strided`` window of the
-right shape and strides over memory that is reserved and never used (an
-anonymous mapping; see `_reserve`). Everything NumPy does
-with metadata alone (``.shape``, ``.strides``, views: ``transpose``,
-``reshape`` when it can be a view, basic slicing, ``None`` indexing) works
-unchanged and costs nothing, so the front end's own checks and views run
-on it as on real data: a shape error is the same error.
+right shape and strides over memory that is reserved and never used (one
+anonymous mapping, which all windows share; see `_reserve`). Everything
+NumPy does with metadata alone (``.shape``, ``.strides``, views:
+``transpose``, ``reshape`` when it can be a view, basic slicing, ``None``
+indexing) works unchanged and costs nothing, so the front end's own checks
+and views run on it as on real data: a shape error is the same error.
 
 Everything that would read or write elements is intercepted, so that no
 element is ever computed or stored: ufuncs and NumPy functions
@@ -19,6 +19,7 @@ raises: a fake tensor has no data to give.
 
 from __future__ import annotations
 
+import math
 import mmap
 import sys
 from typing import Any
@@ -27,31 +28,28 @@ import numpy as np
 
 from ._shape import infer_size, view_strides
 
-__all__ = ["FakeArray", "fake_array", "contiguous_strides"]
-
-
-def contiguous_strides(shape: tuple, itemsize: int) -> tuple[int, ...]:
-    """Row-major strides in bytes, as NumPy gives a new array."""
-    strides, step = [], itemsize
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
+__all__ = ["FakeArray", "fake_array"]
 
 
 def fake_array(shape, dtype, strides=None, mode=None) -> FakeArray:
     """A FakeArray of `shape` and `dtype`; `strides` in bytes, row-major when None."""
     dtype = np.dtype(dtype)
     shape = tuple(map(int, shape))
-    strides = contiguous_strides(shape, dtype.itemsize) if strides is None else tuple(strides)
-    memory = _reserve(shape, strides, dtype)
-    if min(strides, default=0) >= 0:
-        # Speed only (make_fx makes one per primitive): the window built directly as a
-        # FakeArray; as_strided followed by .view(FakeArray) builds it three times.
-        out = np.ndarray.__new__(FakeArray, shape, dtype, buffer=memory, strides=strides)
+    if strides is None:  # row-major: NumPy lays out a window over a buffer so by itself
+        memory = _reserve(dtype.itemsize * math.prod(shape))
+        out = np.ndarray.__new__(FakeArray, shape, dtype, buffer=memory)
     else:
-        out = np.lib.stride_tricks.as_strided(np.frombuffer(memory, dtype), shape,
-                                              strides).view(FakeArray)
+        strides = tuple(strides)
+        extent = dtype.itemsize
+        if 0 not in shape:
+            for size, stride in zip(shape, strides):
+                extent += (size - 1) * abs(stride)
+        memory = _reserve(extent)
+        if min(strides, default=0) >= 0:  # the window built directly, over the buffer
+            out = np.ndarray.__new__(FakeArray, shape, dtype, buffer=memory, strides=strides)
+        else:  # the constructor takes no negative stride: a view of the buffer can
+            out = np.lib.stride_tricks.as_strided(np.frombuffer(memory, dtype), shape,
+                                                  strides).view(FakeArray)
     out.fake_mode = mode
     return out
 
@@ -59,24 +57,27 @@ def fake_array(shape, dtype, strides=None, mode=None) -> FakeArray:
 _MAP_NORESERVE = 0x4000  # Linux: reserve address space only (Python 3.11's mmap lacks the name)
 
 
-def _reserve(shape, strides, dtype) -> Any:
-    """The memory a window of ``shape`` and ``strides`` spans, reserved and never used:
-    a buffer (a NumPy array, or a memory map) of at least that many bytes.
+def _reserve(extent: int) -> Any:
+    """Memory reserved and never used, for a window of ``extent`` bytes to span: a memory
+    map of at least that many bytes, which every window shares.
 
     The FakeArray's own methods never touch elements; this is the safety net
     for NumPy code that copies behind their back (``np.ascontiguousarray``,
     ``np.array``): it then reads zeros instead of memory beyond the buffer.
     An anonymous mapping costs address space, not memory: the kernel gives
     pages only when they are written, and reading maps its shared zero page.
+    Since nothing is written there, all windows share one mapping, as large
+    as the largest window yet (a larger window replaces it for the windows to
+    come): a mapping of its own per window would cost a system call to make
+    and one to free, for each of the hundreds a traced network makes.
     """
-    extent = dtype.itemsize
-    if 0 not in shape:
-        for size, stride in zip(shape, strides):
-            extent += (size - 1) * abs(stride)
-    if extent <= 4096:
-        return np.zeros(max(extent // dtype.itemsize, 1), dtype)
-    return mmap.mmap(-1, extent, flags=_MAP_FLAGS) if _MAP_FLAGS else mmap.mmap(-1, extent)
+    if not _shared or len(_shared[0]) < extent:
+        size = -(-max(extent, 1) // mmap.PAGESIZE) * mmap.PAGESIZE  # whole pages: whole items
+        _shared[:] = [mmap.mmap(-1, size, flags=_MAP_FLAGS) if _MAP_FLAGS else mmap.mmap(-1, size)]
+    return _shared[0]
 
+
+_shared: list[mmap.mmap] = []  # the mapping `_reserve` hands out
 
 # Private and anonymous; on Linux, address space only. Windows' mmap takes no flags.
 _MAP_FLAGS = (mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS

@@ -398,9 +398,7 @@ def binary_op(op: str, input, other) -> Tensor:
     else:
         out = None
     if out is not None:
-        result = _new_tensor(_Tensor_new)
-        result._array = out
-        return result
+        return _wrap(out)  # a subclass operand: a fake result is wrapped as a FakeTensor
     _check_pair(op, input, other)
     dt = result_type(input, other)
     if op == "div" and not dt.is_floating_point:

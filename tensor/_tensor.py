@@ -28,6 +28,12 @@ from ._shape import contiguous_strides, in_op, infer_size, is_contiguous, view_s
 from ._size import Size
 from .overrides import tensor_function
 
+# The Tensor subclass that wraps an array of each ndarray subclass that needs one:
+# tensor._fake_tensor adds FakeArray -> FakeTensor, so that the front end's ops,
+# which wrap their results with `Tensor._from_array`, answer FakeTensors under a
+# fake mode without asking FakeTensor's handler.
+TENSOR_CLASS_OF: dict[type, type] = {}
+
 
 def _shape_arg(shape: tuple, name: str) -> tuple[int, ...]:
     """Accept sizes as varargs (`view(2, 3)`) or as one sequence (`view((2, 3))`)."""
@@ -306,7 +312,10 @@ class Tensor:
 
     @classmethod
     def _from_array(cls, arr: np.ndarray) -> Tensor:
-        """Wrap a NumPy array (float32/64, int32/64 or bool) without copying it."""
+        """Wrap a NumPy array (float32/64, int32/64 or bool) without copying it. A plain
+        Tensor of an array in `TENSOR_CLASS_OF` (a FakeArray: no data) is of that class."""
+        if type(arr) is not np.ndarray and cls is Tensor:
+            cls = TENSOR_CLASS_OF.get(type(arr), cls)
         t = object.__new__(cls)
         t._array = arr
         return t
@@ -755,9 +764,7 @@ class Tensor:
 
 
 def _rebuild(cls, arr):
-    return (
-        Tensor._from_array(arr).as_subclass(cls) if cls is not Tensor else Tensor._from_array(arr)
-    )
+    return Tensor._from_array(arr) if cls is Tensor else Tensor._from_array(arr).as_subclass(cls)
 
 
 def _strides(arr: np.ndarray) -> tuple[int, ...]:

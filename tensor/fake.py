@@ -35,7 +35,7 @@ import numpy as np
 
 from . import dispatch
 from ._fake_array import FakeArray, fake_array
-from ._fake_tensor import FakeTensor
+from ._fake_tensor import FakeTensor, mode_switched
 from ._tensor import Tensor
 
 __all__ = ["FakeTensor", "FakeTensorMode"]
@@ -53,6 +53,15 @@ class FakeTensorMode(dispatch.TensorDispatchMode):
             return t if isinstance(t, FakeTensor) else FakeTensor._from_array(arr)
         return FakeTensor._from_array(fake_array(arr.shape, arr.dtype, arr.strides, self))
 
+    def __enter__(self) -> FakeTensorMode:
+        super().__enter__()
+        mode_switched(True)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        super().__exit__(*exc_info)
+        mode_switched(False)
+
     def __tensor_dispatch__(self, func, types, args=(), kwargs=None) -> Any:
         out = func.compute_meta(*args, **(kwargs or {}))
         return self._claim(out, args)
@@ -63,6 +72,9 @@ class FakeTensorMode(dispatch.TensorDispatchMode):
         A view of a real tensor (a parameter's ``t()``, a buffer's slice: a
         view's meta is the view itself) stays a real view, as a plain Tensor.
         """
+        if isinstance(out, FakeArray) and out.fake_mode is None:  # a new one, the usual case
+            out.fake_mode = self
+            return FakeTensor._from_array(out)
         if isinstance(out, np.ndarray):
             for a in args:  # an in-place primitive answers its own argument
                 if isinstance(a, Tensor) and a._array is out:

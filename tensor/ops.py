@@ -55,8 +55,7 @@ import numpy as np
 from . import _functions, _meta, dispatch
 from . import backend as _backend
 from ._dtype import as_dtype
-from ._fake_array import FakeArray
-from ._fake_tensor import FakeTensor, fake_mode_of
+from ._fake_tensor import fake_mode_of
 from ._ops import OPS
 from ._tensor import Tensor
 
@@ -138,12 +137,15 @@ _CHECKED = ("binary", "compare", "reduce", "kernel", "join")  # views check them
 # Tensors in, arrays to the kernels, Tensors out
 # ---------------------------------------------------------------------------
 
-def _arrays(value):
-    if isinstance(value, Tensor):
-        return value._array
-    if isinstance(value, (tuple, list)):
-        return type(value)([_arrays(v) for v in value])
-    return value
+def _arrays(args: tuple) -> list:
+    """The arguments as the kernels take them: each Tensor as its array, a list or tuple
+    of Tensors (cat's and stack's first argument) as a list of arrays, and anything
+    else (numbers, sizes, dims, an index) as it is. One level down, as `_tensor_types`
+    looks: no primitive takes Tensors deeper."""
+    return [a._array if isinstance(a, Tensor) else
+            [v._array if isinstance(v, Tensor) else v for v in a]
+            if isinstance(a, (tuple, list)) and a and isinstance(a[0], Tensor) else a
+            for a in args]
 
 
 def _tensor_types(args) -> tuple:
@@ -159,13 +161,6 @@ def _tensor_types(args) -> tuple:
     return tuple(types)
 
 
-def wrap_array(arr):
-    """A Tensor around a kernel's array (a FakeTensor around a FakeArray)."""
-    if isinstance(arr, FakeArray):
-        return FakeTensor._from_array(arr)
-    return Tensor._from_array(arr)
-
-
 def _tensors(out, args):
     if isinstance(out, np.generic):  # a kernel may answer a 0-d result as a NumPy scalar
         out = np.asarray(out)
@@ -173,7 +168,7 @@ def _tensors(out, args):
         for a in args:  # an in-place primitive answers its own argument
             if isinstance(a, Tensor) and a._array is out:
                 return a
-        return wrap_array(out)
+        return Tensor._from_array(out)  # a FakeTensor around a FakeArray
     if isinstance(out, tuple):
         return tuple(_tensors(o, args) for o in out)
     return out
@@ -305,7 +300,7 @@ __all__ += sorted(PRIMITIVES)
 def _call(name, *args):
     """One backend call as its primitive: arrays become Tensors, NumPy scalars Python
     numbers (so that a graph prints them as numbers), the answer an array."""
-    out = PRIMITIVES[name](*[wrap_array(a) if isinstance(a, np.ndarray) else
+    out = PRIMITIVES[name](*[Tensor._from_array(a) if isinstance(a, np.ndarray) else
                              a.item() if isinstance(a, np.generic) else a for a in args])
     return out._array if isinstance(out, Tensor) else out
 

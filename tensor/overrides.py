@@ -56,6 +56,12 @@ def _register_base_tensor(cls: type) -> None:
     _KIND[cls] = _INERT
 
 
+def _count_as_plain(cls: type, plain: bool) -> None:
+    """Speed only: the Tensor subclass ``cls`` takes a plain Tensor's fast path, its
+    handler unasked, while ``plain`` (a FakeTensor's while a fake mode is on: tensor.fake)."""
+    _KIND[cls] = _INERT if plain else _SUBCLASS
+
+
 def _kind_of(t: type) -> int:
     if isinstance(t, type) and issubclass(t, (tuple, list)):
         kind = _CONTAINER
@@ -95,7 +101,7 @@ def _collect(items: Iterable, found: list) -> None:
 # --8<-- [end:collect]
 
 
-def relevant_args(args: tuple, kwargs: dict | None = None) -> list:
+def relevant_args(args: Iterable, kwargs: dict | None = None) -> list:
     """The arguments (searched through lists, tuples and dicts) whose type has a handler."""
     found: list = []
     _collect(args, found)
@@ -106,9 +112,7 @@ def relevant_args(args: tuple, kwargs: dict | None = None) -> list:
 
 def has_tensor_function(args: Iterable) -> bool:
     """True when some argument (nested ones included) would take over a call."""
-    found: list = []
-    _collect(args, found)
-    return bool(found)
+    return bool(relevant_args(args))
 
 
 # --8<-- [start:ordered_types]

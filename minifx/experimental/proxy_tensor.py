@@ -44,6 +44,7 @@ calls.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -67,27 +68,41 @@ __all__ = ["make_fx"]
 class _Recorder(TensorDispatchMode):
     """The dispatch mode that writes each primitive call into ``graph``."""
 
-    def __init__(self, graph: Graph, named: dict[int, str], decompositions: dict) -> None:
+    def __init__(self, graph: Graph, named: dict[int, tuple[str, Tensor]],
+                 decompositions: dict) -> None:
         self.graph = graph
         self.nodes: dict[int, Node] = {}  # id(array) -> the node that made it
         self.alive: list[Any] = []  # the arrays, so that no id is reused while tracing
-        self.memory: set[int] = set()  # the memory those arrays are views of (_memory_of)
-        self.named = named  # id(array) -> qualified name of a parameter or buffer
-        self.constants: dict[str, Any] = {}  # get_attr target -> tensor
+        self.memory: set[int] = set()  # the memory the first `seen` of them are views of
+        self.seen = 0
+        self.named = named  # id(array) -> (qualified name, tensor) of a parameter or buffer
+        self.attrs: dict[str, Tensor] = {}  # get_attr target -> the tensor it reads
+        self.constants: Counter[str] = Counter()  # _param_constant / _tensor_constant: how many
         self.decompositions = decompositions
 
     def bind(self, value: Tensor, node: Node) -> None:
         self.nodes[id(value._array)] = node
         self.alive.append(value._array)
-        self.memory.add(id(_memory_of(value._array)))
+
+    def shares_traced_memory(self, arr: Any) -> bool:
+        """Whether ``arr`` is a view of the memory of an array bound to a node (`_memory_of`).
+
+        The owners are worked out when asked, for the arrays bound since the
+        last question: only a tensor that no primitive made and that is no
+        parameter asks, which is rare, and `bind` stays a dict entry.
+        """
+        for bound in self.alive[self.seen:]:
+            self.memory.add(id(_memory_of(bound)))
+        self.seen = len(self.alive)
+        return id(_memory_of(arr)) in self.memory
 
     def node_of(self, value: Tensor, func: Any) -> Node:
         arr = value._array
         node = self.nodes.get(id(arr))
         if node is not None:
             return node
-        name = self.named.get(id(arr))
-        if name is None and id(_memory_of(arr)) in self.memory:
+        name, attr = self.named.get(id(arr), (None, value))
+        if name is None and self.shares_traced_memory(arr):
             raise RuntimeError(
                 f"make_fx: an argument of {func!r} shares memory with a traced value but no "
                 "tensor.ops primitive made it: a view computed outside the primitives (front-end "
@@ -95,11 +110,28 @@ class _Recorder(TensorDispatchMode):
         if name is None:
             prefix = "_param_constant" if isinstance(value, tensor.nn.Parameter) else \
                 "_tensor_constant"
-            name = f"{prefix}{sum(k.startswith(prefix) for k in self.constants)}"
-            self.constants[name] = value
+            name = f"{prefix}{self.constants[prefix]}"
+            self.constants[prefix] += 1
+        self.attrs[name] = attr
         node = self.graph.create_node("get_attr", name, name=_attr_node_name(name))
         self.bind(value, node)
         return node
+
+    def arg_nodes(self, args: tuple, func: Any) -> tuple:
+        """A primitive's positional arguments with each Tensor replaced by its node
+        (`node_of`), also in a list or tuple of Tensors (cat's and stack's); numbers,
+        sizes and dims stay as they are. One level down, as the primitives take
+        Tensors (`tensor.ops`); `as_arg` walks any nesting.
+
+        Speed only: a Tensor already bound is found here (a Node is always true),
+        not through a call of `node_of`, and a tuple of sizes is not rebuilt.
+        """
+        nodes = self.nodes
+        return tuple([nodes.get(id(a._array)) or self.node_of(a, func) if isinstance(a, Tensor)
+                      else type(a)([self.node_of(v, func) if isinstance(v, Tensor) else v
+                                    for v in a])
+                      if isinstance(a, (tuple, list)) and a and isinstance(a[0], Tensor)
+                      else a for a in args])
 
     def as_arg(self, value: Any, func: Any) -> Any:
         if isinstance(value, Tensor):
@@ -123,12 +155,14 @@ class _Recorder(TensorDispatchMode):
           the primitives it calls are recorded; its result is returned and no
           node is made for ``func`` itself.
         - Otherwise: first one ``call_function`` node in ``self.graph``, its
-          target ``func``, its args and kwargs the call's with every Tensor,
-          nested in tuples, lists and dicts too, replaced by its node
-          (`as_arg`, which makes a ``get_attr`` node for a parameter, buffer
-          or constant it meets for the first time: those come before the call's
-          node). Then the primitive runs, ``func(*args, **kwargs)``: beneath
-          this mode, that is the kernel, or the fake mode's meta function.
+          target ``func``, its args and kwargs the call's with every Tensor
+          replaced by its node: `arg_nodes` for the args (a Tensor, or a list
+          of Tensors, as the primitives take them), `as_arg` for the kwargs
+          (any nesting). Both make a ``get_attr`` node for a parameter, buffer
+          or constant they meet for the first time (`node_of`): those come
+          before the call's node. Then the primitive runs,
+          ``func(*args, **kwargs)``: beneath this mode, that is the kernel, or
+          the fake mode's meta function.
         - A Tensor result is bound to the node (`bind`), so that later calls
           taking it find the node; the result is returned as it is.
         """
@@ -137,7 +171,8 @@ class _Recorder(TensorDispatchMode):
         if decomposition is not None:
             with self:  # what the decomposition calls is recorded
                 return decomposition(*args, **kwargs)
-        node = self.graph.call_function(func, self.as_arg(args, func), self.as_arg(kwargs, func))
+        node = self.graph.call_function(func, self.arg_nodes(args, func),
+                                        self.as_arg(kwargs, func) if kwargs else None)
         out = func(*args, **kwargs)  # beneath this mode: the kernel, or a fake mode's meta
         if isinstance(out, Tensor):
             self.bind(out, node)
@@ -163,9 +198,10 @@ def _attr_node_name(target: str) -> str:
 
 
 def _memory_of(arr: Any) -> Any:
-    """The object that owns an array's memory: the end of its chain of ``.base``
-    (an array that owns its data, or the buffer under one: a fake array's memory map)."""
-    while isinstance(arr, np.ndarray) and arr.base is not None:
+    """The array that owns an array's memory: the last array on its chain of ``.base``
+    (one that owns its data, or one made over a buffer: each fake array's window,
+    though all the windows share one reserved mapping)."""
+    while isinstance(arr.base, np.ndarray):
         arr = arr.base
     return arr
 
@@ -184,11 +220,27 @@ class _Decomposer(TensorFunctionMode):
             return decomposition(*args, **(kwargs or {}))
 
 
-def _named_tensors(fn: Any) -> dict[str, Tensor]:
-    """Qualified name -> tensor, for the parameters and buffers of a Module ``fn``."""
+def _named_tensors(fn: Any) -> dict[int, tuple[str, Tensor]]:
+    """id(array) -> (qualified name, tensor), for the parameters, then the buffers, of a
+    Module ``fn``, as ``named_parameters()`` and ``named_buffers()`` list them; an array
+    under two names keeps the first.
+
+    Speed only: one walk of the module tree, reading each module's two stores;
+    the two generators walk it twice, each through a generator per level.
+    """
     if not isinstance(fn, tensor.nn.Module):
         return {}
-    return dict((*fn.named_parameters(), *fn.named_buffers()))
+    params: dict[int, tuple[str, Tensor]] = {}
+    buffers: dict[int, tuple[str, Tensor]] = {}
+    for prefix, module in fn.named_modules():
+        dot = prefix + "." if prefix else ""
+        for found, store in ((params, module._parameters), (buffers, module._buffers)):
+            for name, value in store.items():
+                if value is not None:
+                    found.setdefault(id(value._array), (dot + name, value))
+    for key, named in buffers.items():
+        params.setdefault(key, named)
+    return params
 
 
 def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
@@ -208,11 +260,7 @@ def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
         graph = Graph()
         primitive = {f: d for f, d in table.items() if isinstance(f, tensor.ops.OpOverload)}
         public = {f: d for f, d in table.items() if f not in primitive}
-        named = _named_tensors(fn)
-        by_array: dict[int, str] = {}
-        for name, value in named.items():
-            by_array.setdefault(id(value._array), name)
-        recorder = _Recorder(graph, by_array, primitive)
+        recorder = _Recorder(graph, _named_tensors(fn), primitive)
         fake = FakeTensorMode() if tracing_mode == "fake" else None
         inputs = [fake.from_tensor(a) if fake and isinstance(a, Tensor) else a for a in args]
         for i, value in enumerate(inputs):
@@ -223,12 +271,9 @@ def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
             result = fn(*inputs)
         graph.output(_output_arg(result, recorder))
         graph.eliminate_dead_code()  # what a branch's test computed, as torch's make_fx does
-        root: dict[str, Any] = dict(recorder.constants)
-        read = {n.target for n in graph.nodes if n.op == "get_attr"}
-        root.update({name: value for name, value in named.items() if name in read})
         name = type(fn).__name__ if isinstance(fn, tensor.nn.Module) else \
             getattr(fn, "__name__", "GraphModule")
-        return _LazyGraphModule(root, graph, name)
+        return _LazyGraphModule(recorder.attrs, graph, name)  # installs what get_attr nodes read
 
     return traced
 

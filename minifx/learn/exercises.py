@@ -1061,8 +1061,8 @@ EXERCISES: list[Exercise] = [
         ("minifx/experimental/proxy_tensor.py", "_Recorder.__tensor_dispatch__",
          "record a primitive call as a node",
          "A decomposition runs instead, with the recorder entered again; otherwise make "
-         "the node from the arguments' nodes (as_arg), run the primitive beneath the "
-         "mode, bind a Tensor result to the node.",
+         "the node from the arguments' nodes (arg_nodes, as_arg), run the primitive "
+         "beneath the mode, bind a Tensor result to the node.",
          ("tests/ch12/test_make_fx.py",)),
         ("minifx/passes/fake_tensor_prop.py", "FakeTensorProp.run_node",
          "record each node's fake value",
@@ -1930,7 +1930,8 @@ MORE_HINTS: dict[str, str] = {
         "Look func up in the decomposition dict; when found, use the recorder itself as a "
         "context manager around the decomposition's call and return what it gives. Else "
         "build the node with graph.call_function before running anything, passing the "
-        "arguments through as_arg (func as its second argument, for the error message). "
+        "positional arguments through arg_nodes and the keyword ones through as_arg (func "
+        "as the second argument of both, for the error message). "
         "Only a Tensor result gets bind; tuples and numbers are returned unbound.",
     "FakeTensorProp.run_node":
         "Check FakeTensor before Tensor: a FakeTensor is a Tensor too, and must not be "

@@ -105,3 +105,48 @@ def test_tensor_constants_of_a_traced_module_are_buffers_as_in_torch_fx():
     ours = minifx.symbolic_trace(build(tensor))
     theirs = torch.fx.symbolic_trace(build(torch))
     assert list(ours.state_dict()) == list(theirs.state_dict()) == ["scale", "_tensor_constant0"]
+
+
+def _dict_root_module(lib, fx, values: dict):
+    """A GraphModule of ``fx`` over the dict ``values``, one get_attr node per key."""
+    g = fx.Graph()
+    g.placeholder("x")
+    g.output(tuple(g.get_attr(target) for target in values))
+    return fx.GraphModule(values, g)
+
+
+def _tree(gm) -> tuple:
+    return ([n for n, _ in gm.named_parameters()], [n for n, _ in gm.named_buffers()],
+            [(n, type(m).__name__) for n, m in gm.named_modules()][1:], list(gm.state_dict()))
+
+
+@pytest.mark.parametrize("targets", [
+    ("a.b.w", "a.b.p", "a.c", "a.m", "x.y.z.p", "top"),
+    ("m", "m.w", "m.inner.p"),  # into a module of the root's, not one made empty
+    ("a.training",),  # a name the module class has: refused
+    ("a.eval",),
+    ("a.b.forward",),
+])
+def test_a_dict_root_builds_the_module_tree_torch_fx_builds(targets):
+    """Targets deep under modules that GraphModule makes empty (make_fx's parameters and
+    buffers, filled straight into their stores: speed only) land where torch.fx puts
+    them, parameters, buffers and submodules alike, with the same refusals."""
+    def values(lib):
+        made = {}
+        for target in targets:
+            field = target.rpartition(".")[2]
+            made[target] = (lib.nn.Parameter(lib.ones(2)) if field == "p" else
+                            lib.nn.Linear(2, 2) if field in ("m", "inner") else lib.ones(2))
+        return made
+
+    try:
+        theirs = _tree(_dict_root_module(torch, torch.fx, values(torch)))
+    except Exception as e:  # noqa: BLE001 - the refusal is compared below
+        with pytest.raises(type(e)):
+            _dict_root_module(tensor, minifx, values(tensor))
+        return
+    ours = _dict_root_module(tensor, minifx, values(tensor))
+    assert _tree(ours) == theirs
+    for name, _ in ours.named_modules():
+        if name and name not in targets:
+            assert type(ours.get_submodule(name)) is tensor.nn.Module

@@ -261,3 +261,26 @@ def test_the_arange_primitive_computes_tensor_arange(args):
     got = ops.arange(start, end, step, expected.dtype)
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_ops_on_fake_tensors_answer_fake_tensors_without_their_handler(monkeypatch):
+    """While the mode is on, a FakeTensor goes through the public API as a plain Tensor
+    would (its handler only brings a mode back after the with block), and the results
+    are FakeTensors still: operators, functionals with a real weight, reductions,
+    views, in-place ops."""
+    asked = []
+    handler = FakeTensor.__tensor_function__.__func__
+    monkeypatch.setattr(FakeTensor, "__tensor_function__",
+                        classmethod(lambda *a, **k: asked.append(a[1]) or handler(*a, **k)))
+    weight = tensor.randn(4, 3)
+    with FakeTensorMode() as mode:
+        x = mode.from_tensor(tensor.randn(2, 3))
+        y = x + 1.0
+        outs = [y, 2.0 * x, tensor.relu(x), tensor.nn.functional.linear(x, weight), x.sum(1),
+                x.t(), x.reshape(3, 2), x.clone().add_(y), tensor.cat([x, y])]
+    assert asked == []
+    assert all(isinstance(o, FakeTensor) and o.fake_mode is mode for o in outs)
+    assert [tuple(o.shape) for o in outs] == [(2, 3), (2, 3), (2, 3), (2, 4), (2,), (3, 2),
+                                              (3, 2), (2, 3), (4, 3)]
+    later = y * 2.0  # after the with block, the handler brings the mode back
+    assert len(asked) == 1 and isinstance(later, FakeTensor)

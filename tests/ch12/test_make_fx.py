@@ -221,3 +221,38 @@ def test_a_primitive_called_with_keywords_keeps_them(mode):
     assert node.kwargs == {"dims": (1,), "keepdim": True}
     np.testing.assert_allclose(as_numpy(gm(x)), x.numpy().sum(axis=1, keepdims=True),
                                rtol=1e-6)
+
+
+def test_a_view_made_outside_the_primitives_is_refused_and_a_constant_is_kept():
+    """A view of a traced value that no primitive made would be lost from the graph:
+    make_fx names the primitive that met it. Data of its own is a constant."""
+
+    def hidden_view(x):
+        y = x + 1.0
+        return tensor.from_numpy(y.numpy()[::2]) * 2.0  # NumPy's view, not tensor.ops'
+
+    def own_data(x):
+        return x * tensor.from_numpy(np.arange(4, dtype=np.float32))
+
+    x = tensor.randn(4)
+    with pytest.raises(RuntimeError, match=r"argument of tensor\.ops\.mul shares memory"):
+        make_fx(hidden_view)(x)
+    gm = make_fx(own_data)(x)
+    assert [n.target for n in gm.graph.find_nodes(op="get_attr")] == ["_tensor_constant0"]
+    tensor.testing.assert_close(gm(x), own_data(x))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_primitive_called_directly_with_a_tuple_of_tensors(mode):
+    """cat's first argument, a tuple of Tensors, becomes a tuple of nodes; the sizes and
+    dims of other primitives stay as they were written."""
+
+    def joined(x, y):
+        return tensor.ops.sum(tensor.ops.cat((x, tensor.ops.relu(y)), 0), (1,), False)
+
+    x, y = tensor.randn(2, 3), tensor.randn(4, 3)
+    gm = make_fx(joined, tracing_mode=mode)(x, y)
+    cat, total = [n for n in gm.graph.nodes if n.op == "call_function" and n.target.name != "relu"]
+    assert isinstance(cat.args[0], tuple) and cat.args[0][0].op == "placeholder"
+    assert total.args[1:] == ((1,), False)
+    tensor.testing.assert_close(gm(x, y), joined(x, y))
