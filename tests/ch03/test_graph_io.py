@@ -55,6 +55,10 @@ def test_a_second_output_is_refused_by_name():
     first = g.create_node("output", "output", (None,), name="out")
     with pytest.raises(RuntimeError, match=r"already has an output node \(out\); erase it first"):
         g.output(None)
+    g.create_node("output", "output", (None,), name="out2")  # two, as lint would refuse
+    with pytest.raises(RuntimeError, match=r"already has an output node \(out\);"):
+        g.output(None)
+    g.erase_node(g.output_node())
     g.erase_node(first)
     assert g.output(1).args == (1,) and len(g.nodes) == 1
 
@@ -76,6 +80,13 @@ def test_output_node_is_the_last_output_searched_from_the_end():
     with h.inserting_after(second):
         h.placeholder("late")
     assert h.output_node() is second
+    # The op is compared by value: an op string built at run time is not the literal.
+    k = minifx.Graph()
+    op = "".join(["out", "put"])
+    literal = "output"
+    assert op == literal and op is not literal
+    made = k.create_node(op, "output", (None,))
+    assert k.output_node() is made
 
 
 def test_a_graph_without_output_node_says_so():
