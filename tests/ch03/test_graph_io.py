@@ -285,9 +285,18 @@ def test_describe_names_the_module_and_the_first_nodes():
 # -- Graph.print_tabular --------------------------------------------------------------------
 
 
-def test_print_tabular_without_tabulate_is_a_plain_table(capsys, monkeypatch):
+def short(fx):
+    # Narrower cells than the header's in the name, args and kwargs columns.
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.call_function(operator.neg, (x,))
+    return g
+
+
+@pytest.mark.parametrize("make", [build, short])
+def test_print_tabular_without_tabulate_is_a_plain_table(capsys, monkeypatch, make):
     monkeypatch.setitem(sys.modules, "tabulate", None)  # its import fails
-    g, t = build(minifx), build(torch.fx)
+    g, t = make(minifx), make(torch.fx)
     g.print_tabular()
     out = capsys.readouterr().out
     assert out.endswith("\n")
