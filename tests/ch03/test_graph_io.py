@@ -79,6 +79,9 @@ def test_output_node_is_the_last_output_searched_from_the_end():
     # An output that is not last is still found, searching from the end.
     with h.inserting_after(second):
         h.placeholder("late")
+    with h.inserting_after(second):
+        h.get_attr("later")  # an op that sorts before "output"
+    assert names(h.nodes)[-2:] == ["later", "late"]
     assert h.output_node() is second
     # The op is compared by value: an op string built at run time is not the literal.
     k = minifx.Graph()
