@@ -70,7 +70,16 @@ class _NodeList:
 class _InsertPoint:
     """Context manager that moves a graph's insertion point and then restores it."""
 
+    # --8<-- [start:insert_point]
     def __init__(self, graph: Graph, new_insert: Callable[[Node], None]) -> None:
+        """Move the insertion point at once, not on ``__enter__``, as torch.fx does.
+
+        Keeps the graph in ``_graph`` and its current insertion function
+        (``graph._insert``) in ``_orig``, then makes ``new_insert`` the
+        graph's ``_insert``: nodes created from now on go where
+        ``new_insert`` puts them, even before a ``with`` block starts.
+        ``__exit__`` puts ``_orig`` back.
+        """
         self._graph = graph
         self._orig = graph._insert
         graph._insert = new_insert
@@ -80,6 +89,7 @@ class _InsertPoint:
 
     def __exit__(self, *exc: object) -> None:
         self._graph._insert = self._orig
+    # --8<-- [end:insert_point]
 
 
 class Graph:
@@ -130,12 +140,20 @@ class Graph:
         """All nodes in program order; safe to erase the node being visited."""
         return _NodeList(self)
 
+    # --8<-- [start:output_node]
     def output_node(self) -> Node:
-        """The ``output`` node (the last node of a finished graph); a method, as in torch.fx."""
+        """The graph's output node; a method, as in torch.fx.
+
+        The last node whose op is ``output``, searched from the end of the
+        graph (in a finished graph, the last node). A graph without one is
+        a RuntimeError: ``graph has no output node`` (torch.fx asserts
+        instead).
+        """
         for node in reversed(self.nodes):
             if node.op == "output":
                 return node
         raise RuntimeError("graph has no output node")
+    # --8<-- [end:output_node]
 
     def find_nodes(self, *, op: str, target: Target | None = None) -> list[Node]:
         """Nodes with this op (and this target, if given), in order."""
@@ -224,13 +242,22 @@ class Graph:
         return self.create_node("call_function", the_function, args, kwargs,
                                 type_expr=type_expr)
 
+    # --8<-- [start:output]
     def output(self, result: Argument, type_expr: Any = None) -> Node:
-        """Return ``result``; a graph has exactly one output node."""
+        """Add the node that returns ``result`` from the graph, and return it.
+
+        As in torch.fx it is a node of op ``output``, target ``"output"``
+        (so it is named ``output``), args ``(result,)``, no kwargs, and the
+        given ``type_expr`` as its type. A graph has exactly one output
+        node: if it has one already (``find_nodes``), a RuntimeError names
+        it: ``graph already has an output node (<name>); erase it first``.
+        """
         existing = self.find_nodes(op="output")
         if existing:
             raise RuntimeError(
                 f"graph already has an output node ({existing[0].name}); erase it first")
         return self.create_node("output", "output", (result,), type_expr=type_expr)
+    # --8<-- [end:output]
 
     # --8<-- [start:erase_node]
     def erase_node(self, to_erase: Node) -> None:
@@ -339,14 +366,24 @@ class Graph:
         g._codegen = copy.deepcopy(self._codegen, memo)
         return g
 
+    # --8<-- [start:reduce]
     def __reduce__(self) -> tuple:
-        # Pickling the linked list node by node would recurse once per node;
-        # store a flat table instead, with inputs as indices into it.
+        """Pickle the graph as a flat table of its nodes, not as a linked list.
+
+        Pickling the nodes themselves would recurse once per node (each
+        links to the next), which overflows on a long graph. The answer is
+        ``(_rebuild_graph, (rows, self._codegen))``: one row per node, in
+        order, ``(op, name, target, args, kwargs, type, meta)``, in which
+        each Node inside args and kwargs (nested ones too) is replaced by
+        ``_NodeRef(i)``, ``i`` that node's position in the table. No row
+        holds a Node.
+        """
         index = {n: i for i, n in enumerate(self.nodes)}
         to_ref = lambda n: _NodeRef(index[n])  # noqa: E731
         rows = [(n.op, n.name, n.target, map_arg(n.args, to_ref), map_arg(n.kwargs, to_ref),
                  n.type, n.meta) for n in self.nodes]
         return (_rebuild_graph, (rows, self._codegen))
+    # --8<-- [end:reduce]
 
     def eliminate_dead_code(self, is_impure_node: Callable[[Node], bool] | None = None) -> bool:
         """Erase nodes that nobody reads and that have no side effect.
@@ -429,7 +466,17 @@ class Graph:
             self._lint_targets()
     # --8<-- [end:lint]
 
+    # --8<-- [start:lint_targets]
     def _lint_targets(self) -> None:
+        """``lint``'s last check, for a graph with an owning module.
+
+        Walking the nodes in order, the target of each ``get_attr`` and
+        ``call_module`` node must be found on ``self.owning_module`` by
+        ``fetch_path``; the targets of other ops are not looked up. The
+        first one missing is a RuntimeError: ``Node <name> (<op>) targets
+        <target>, but <the AttributeError's message>``, raised ``from None``
+        (the AttributeError is not chained to it).
+        """
         for node in self.nodes:
             if node.op not in ("get_attr", "call_module"):
                 continue
@@ -438,6 +485,7 @@ class Graph:
             except AttributeError as e:
                 raise RuntimeError(
                     f"Node {node.name} ({node.op}) targets {node.target}, but {e}") from None
+    # --8<-- [end:lint_targets]
 
     # -- code generation ----------------------------------------------------
     def python_code(self, root_module: str = "self", *, verbose: bool = False) -> PythonCode:
@@ -475,8 +523,16 @@ class Graph:
     def __repr__(self) -> str:
         return f"<minifx.Graph with {len(self.nodes)} nodes>"
 
+    # --8<-- [start:printing]
     def describe(self) -> str:
-        """Which graph this is, in an error message: its module's class, or its first nodes."""
+        """Which graph this is, in an error message (``lint``'s ``a node of another graph``).
+
+        ``graph of <class> at <id> with nodes [<names>]``: ``<class>`` is the
+        class name of the owning module (without one, `` of <class>`` is left
+        out), ``<id>`` is ``id(self)`` formatted ``#x``, and ``<names>`` are
+        the names of the first three nodes joined by ``, ``, followed by
+        ``, ...`` when the graph has more than three.
+        """
         module = self.owning_module
         owner = f" of {type(module).__name__}" if module is not None else ""
         names = [n.name for n in itertools.islice(self.nodes, 3)]
@@ -484,7 +540,18 @@ class Graph:
         return f"graph{owner} at {id(self):#x} with nodes [{', '.join(names)}{more}]"
 
     def print_tabular(self) -> None:
-        """Print one row per node: opcode, name, target, args, kwargs."""
+        """Print the graph as a table: one row per node under a header.
+
+        The header is ``opcode``, ``name``, ``target``, ``args``,
+        ``kwargs``; a node's row is its op, its name, its target as
+        ``pretty_target`` prints it, ``str(args)`` and ``str(kwargs)``, all
+        strings. With the ``tabulate`` package, as in torch.fx, the table is
+        ``print(tabulate(rows, headers=header))``, the rows as lists. Without
+        it (torch.fx then raises ImportError) a plain table is printed: each
+        column left-justified to its widest cell, header included; cells
+        joined by two spaces; the trailing spaces of each line stripped;
+        under the header, a line of dashes as wide as each column.
+        """
         header = ["opcode", "name", "target", "args", "kwargs"]
         rows = [[n.op, n.name, pretty_target(n.target), str(n.args), str(n.kwargs)]
                 for n in self.nodes]
@@ -496,6 +563,7 @@ class Graph:
             print("\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, rows)]))
         else:
             print(tabulate(rows, headers=header))
+    # --8<-- [end:printing]
 
 
 class _NodeRef:
@@ -505,7 +573,16 @@ class _NodeRef:
         self.index = index
 
 
+# --8<-- [start:rebuild]
 def _rebuild_graph(rows: list[tuple], codegen: Any) -> Graph:
+    """Unpickle a graph: the inverse of ``Graph.__reduce__``.
+
+    A new Graph whose ``_codegen`` is ``codegen``. Each row becomes a node,
+    in order, made by ``create_node`` with the row's op, target, name and
+    type, and its args and kwargs with each ``_NodeRef(i)`` replaced by the
+    i-th node made (other values kept as they are). The row's meta becomes
+    the node's ``meta`` (that very dict). Names come back as they were.
+    """
     g = Graph()
     g._codegen = codegen
     nodes: list[Node] = []
@@ -516,3 +593,4 @@ def _rebuild_graph(rows: list[tuple], codegen: Any) -> Graph:
         node.meta = meta
         nodes.append(node)
     return g
+# --8<-- [end:rebuild]

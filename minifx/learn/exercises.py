@@ -400,6 +400,45 @@ EXERCISES: list[Exercise] = [
           "tests/ch03/test_graph_core.py::test_random_draws_of_tensor_are_impure",
           "tests/ch03/test_graph_core.py::test_marked_functions_and_impure_modules_are_impure",
           "tests/ch03/test_graph_core.py::test_only_call_module_asks_the_submodule_and_ops_compare_by_value")),
+        ("minifx/graph.py", "_InsertPoint.__init__", "move the insertion point, remember the old",
+         "Keep the graph and its current _insert, then install the new one right away.",
+         ("tests/ch03/test_graph_io.py::test_the_insertion_point_moves_at_once_and_comes_back_as_torch_fx_s",
+          "tests/ch03/test_graph_io.py::test_the_insert_point_keeps_what_exit_restores")),
+        ("minifx/graph.py", "Graph.output", "the node that returns the result",
+         "Refuse a second output node by name; else create_node with op and target "
+         "output and the result as the only argument.",
+         ("tests/ch03/test_graph_io.py::test_the_output_node_is_torch_fx_s",
+          "tests/ch03/test_graph_io.py::test_a_second_output_is_refused_by_name")),
+        ("minifx/graph.py", "Graph.output_node", "find the output node",
+         "Search from the end of the graph for the first node whose op is output.",
+         ("tests/ch03/test_graph_io.py::test_output_node_is_the_last_output_searched_from_the_end",
+          "tests/ch03/test_graph_io.py::test_a_graph_without_output_node_says_so")),
+        ("minifx/graph.py", "Graph._lint_targets", "targets must exist on the owning module",
+         "Only get_attr and call_module targets are looked up, with fetch_path; turn its "
+         "AttributeError into lint's RuntimeError, unchained.",
+         ("tests/ch03/test_graph_io.py::test_get_attr_and_call_module_targets_must_exist_as_torch_fx_says",
+          "tests/ch03/test_graph_io.py::test_every_node_is_checked_in_order")),
+        ("minifx/graph.py", "Graph.__reduce__", "pickle a graph as a flat table",
+         "Number the nodes; each row holds a node's fields, its input Nodes replaced by "
+         "_NodeRef of their numbers.",
+         ("tests/ch03/test_graph_io.py::test_a_pickled_graph_comes_back_as_torch_fx_s_does",
+          "tests/ch03/test_graph_io.py::test_reduce_answers_a_flat_table_of_rows",
+          "tests/ch03/test_graph_io.py::test_a_long_graph_pickles_where_torch_fx_s_overflows")),
+        ("minifx/graph.py", "_rebuild_graph", "unpickle a graph from its table",
+         "A new Graph with the given codegen; create the nodes row by row, turning each "
+         "_NodeRef back into a node already made.",
+         ("tests/ch03/test_graph_io.py::test_a_pickled_graph_comes_back_as_torch_fx_s_does",
+          "tests/ch03/test_graph_io.py::test_rebuild_graph_makes_the_nodes_of_the_rows",
+          "tests/ch03/test_graph_io.py::test_a_long_graph_pickles_where_torch_fx_s_overflows")),
+        ("minifx/graph.py", "Graph.describe", "name a graph in an error message",
+         "The owning module's class when there is one, the id in hex, the first three "
+         "node names and an ellipsis when there are more.",
+         ("tests/ch03/test_graph_io.py::test_describe_names_the_module_and_the_first_nodes",)),
+        ("minifx/graph.py", "Graph.print_tabular", "print the graph as a table",
+         "Five strings per node under a header; tabulate when it imports, else pad each "
+         "column to its widest cell yourself.",
+         ("tests/ch03/test_graph_io.py::test_print_tabular_without_tabulate_is_a_plain_table",
+          "tests/ch03/test_graph_io.py::test_print_tabular_with_tabulate_hands_it_the_rows")),
     ),
     *_rows(
         "ch04",
@@ -1180,6 +1219,36 @@ MORE_HINTS: dict[str, str] = {
         "call_module, only with graph.owning_module: get_submodule raises AttributeError "
         "when the path is missing (pure); else bool(getattr(module, '_is_impure', "
         "False)). Everything else is False.",
+    "_InsertPoint.__init__":
+        "Three assignments: self._graph, self._orig (the graph's _insert before the change), "
+        "then graph._insert = new_insert. __enter__ does nothing; __exit__ restores _orig.",
+    "Graph.output":
+        "find_nodes(op='output') gives the existing ones; the message names the first. "
+        "create_node('output', 'output', (result,), type_expr=type_expr); the target "
+        "names the node.",
+    "Graph.output_node":
+        "Loop over reversed(self.nodes) and return the first node with op 'output'; after "
+        "the loop, raise.",
+    "Graph._lint_targets":
+        "Skip (continue) every op but get_attr and call_module. Call fetch_path(module, "
+        "target) in a try; except AttributeError as e, raise RuntimeError(...) from None, "
+        "putting str(e) after 'but '.",
+    "Graph.__reduce__":
+        "A dict from node to position (enumerate over self.nodes); map_arg over args and "
+        "kwargs with a function that answers _NodeRef(index[n]); the rows in a list; "
+        "return the function _rebuild_graph itself and the pair (rows, self._codegen).",
+    "_rebuild_graph":
+        "Keep a list of the nodes made; map_aggregate each row's args and kwargs with a "
+        "function that answers nodes[a.index] for a _NodeRef and a itself otherwise; "
+        "create_node(op, target, args, kwargs, name, type_expr), then set its meta.",
+    "Graph.describe":
+        "type(module).__name__ for the class; itertools.islice(self.nodes, 3) for the first "
+        "names; len(self.nodes) > 3 decides the ', ...'; f'{id(self):#x}' for the id.",
+    "Graph.print_tabular":
+        "Build header and rows first. try: from tabulate import tabulate; except "
+        "ImportError: widths from max(len) per column over header and rows, a helper that "
+        "joins c.ljust(w) with two spaces and rstrips, and one print of the lines joined by "
+        "newlines; else print(tabulate(rows, headers=header)).",
     "Graph.__str__":
         "Join the lines with newlines, with none at the end; each node's line is "
         "format_node's text indented by four spaces.",

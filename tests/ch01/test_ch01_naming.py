@@ -4,17 +4,19 @@ The oracle for a target's name is torch.fx's own (`torch.fx.node._get_qualified_
 for whole lines, the same program traced by torch.fx.
 """
 
+import abc
 import functools
 import math
 import operator
 import sys
 import types
 import typing
+from unittest import mock
 
 import pytest
 import torch
 import torch.fx
-from torch.fx.node import _get_qualified_name
+from torch.fx.node import _get_qualified_name, _type_repr
 
 import minifx
 import tensor
@@ -85,6 +87,25 @@ def test_private_modules_are_dropped_while_the_parent_exposes_the_object(monkeyp
     assert qualified_name(f) == "pkgx.sub.f"
     sub.f = _helper  # the parent gives another object: stay private
     assert qualified_name(f) == "pkgx.sub._impl.f"
+    # a private segment right after the top package goes too
+    top, impl = types.ModuleType("pkgy"), types.ModuleType("pkgy._impl")
+    # a private top package is kept: only the segments after the first count
+    private_top, public = types.ModuleType("_pkgz"), types.ModuleType("_pkgz.pub")
+
+    def g(x):
+        return x
+
+    def h(x):
+        return x
+
+    g.__module__, g.__qualname__ = "pkgy._impl", "g"
+    h.__module__, h.__qualname__ = "_pkgz.pub", "h"
+    impl.g = top.g = g
+    public.h = private_top.h = h
+    for module in (top, impl, private_top, public):
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+    assert qualified_name(g) == "pkgy.g"
+    assert qualified_name(h) == "_pkgz.pub.h"
 
 
 def test_type_annotations_print_like_torch_fx():
@@ -103,6 +124,10 @@ def test_type_annotations_print_like_torch_fx():
     assert type_repr(int) == "int" and type_repr(tensor.Tensor) == "tensor.Tensor"
     assert type_repr(type(None)) == "NoneType"  # a builtin class that builtins does not name
     assert type_repr("float") == "'float'"
+    # against torch.fx: a class of a module that sorts before "builtins", and an
+    # object equal to everything (it is not the ellipsis)
+    for obj in (abc.ABC, mock.ANY):
+        assert type_repr(obj) == _type_repr(obj)
 
 
 def test_arguments_print_like_torch_fx():
