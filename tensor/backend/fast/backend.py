@@ -11,6 +11,9 @@ exists only for speed, and ``TENSOR_FAST=0`` leaves it out. What it adds:
   ``flat_*`` kernels: the arrays and the range, nothing else);
 - large outputs are split over the spinning workers (``threads.py``), as
   compiled tasks, and come from a caching allocator (``allocator.py``);
+  the pools, the strided reductions, argmax and embedding, which the
+  kernels layer runs on numba's ``prange``, are such tasks too, so that
+  one set of threads runs everything;
 - in-place ops write where they read;
 - matrix products split over the threads (``blas.py``), and 3x3
   convolutions go through Winograd's F(2x2, 3x3) (``winograd_kernels.py``);

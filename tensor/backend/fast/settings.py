@@ -51,7 +51,8 @@ SPIN = os.environ.get("TENSOR_SPIN", "1") != "0"
 WINOGRAD = os.environ.get("TENSOR_WINOGRAD", "1") != "0"
 BLAS_THREADS = int(os.environ.get("TENSOR_BLAS_THREADS", "1"))
 
-# numba's parallel kernels run on OpenMP. By default its idle threads spin
+# numba's parallel kernels (the kernels layer's ``prange``, and in the fast layer
+# the quantized ones) run on OpenMP. By default its idle threads spin
 # for a while after each parallel loop, and on a small machine they then take
 # the cores from the BLAS threads of the next matmul. Passive waiting puts
 # them to sleep at once. This must be set before the process loads libgomp
