@@ -11,6 +11,9 @@ exists only for speed, and ``TENSOR_FAST=0`` leaves it out. What it adds:
   ``flat_*`` kernels: the arrays and the range, nothing else);
 - large outputs are split over the spinning workers (``threads.py``), as
   compiled tasks, and come from a caching allocator (``allocator.py``);
+  the pools, the strided reductions, argmax and embedding, which the
+  kernels layer runs on numba's ``prange``, are such tasks too, so that
+  one set of threads runs everything;
 - in-place ops write where they read;
 - matrix products split over the threads (``blas.py``), and 3x3
   convolutions go through Winograd's F(2x2, 3x3) (``winograd_kernels.py``);
@@ -43,10 +46,8 @@ from ..kernels.backend import (  # noqa: F401  (the same in both layers: part of
     REDUCE_OPS,
     SCALAR,
     UNARY_OPS,
-    adaptive_avg_pool2d,
     broadcast_operands,
     cast_back,
-    embedding,
     in_kernel_dtype,
     reduced_shape,
     rows_last,
@@ -460,12 +461,30 @@ def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.n
         o[0] = _reduce_all(code, x.reshape(-1))
     elif trailing and x.flags.c_contiguous:
         _reduce_rows(code, o, x.reshape(-1, count))
-    else:  # numba's threads only where the work outweighs waking them
-        big = o.size * count >= rd.PARALLEL_ROWS_MIN
-        (rd.reduce_strided if big else rd.reduce_strided_serial)(code, o, *split_dims(x, reduced))
+    else:
+        _strided(False, code, o, x, reduced)
     if op == "mean":
         out /= count
     return cast_back(out, a.dtype)
+
+
+def _strided(argmax: bool, code: int, out: np.ndarray, x: np.ndarray, reduced: list[int]) -> None:
+    """Every kept index's reduction ``code`` (or argmax) over the ``reduced`` dims of ``x``,
+    into flat ``out``: the kept indices shared with the spinning workers
+    (``tasks.strided_task``), or all on this thread below ``SPIN_MIN`` element-copies."""
+    kshape, kstrides, storage, offset, rshape, rstrides = split_dims(x, reduced)
+    copies = x.size * (1.0 if argmax else _REDUCE_COST[code])
+    if copies < settings.SPIN_MIN or out.size < 2:
+        if argmax:
+            rd.argmax_serial(out, kshape, kstrides, storage, offset, rshape, rstrides)
+        else:
+            rd.reduce_strided_serial(code, out, kshape, kstrides, storage, offset, rshape,
+                                     rstrides)
+        return
+    geometry = np.concatenate((np.array([kshape.size, rshape.size, offset, code], np.int64),
+                               kshape, kstrides, rshape, rstrides))
+    spread(tasks.strided_task(argmax, x.dtype), out.size, copies, out, storage, geometry,
+           k0=storage.size)
 
 
 def argmax(a: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
@@ -481,11 +500,13 @@ def argmax(a: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
     out = np.empty(shape, np.int64)
     if out.size and dim == a.ndim - 1 and x.flags.c_contiguous:
         # The common case, the last dim of a contiguous tensor: rows, no index math.
-        rows_kernel = (rd.argmax_rows_parallel if x.size >= rd.PARALLEL_ROWS_MIN
-                       else rd.argmax_rows_serial)
-        rows_kernel(out.reshape(-1), x.reshape(-1, x.shape[-1]))
+        o, rows_ = out.reshape(-1), x.reshape(-1, x.shape[-1])
+        if x.size < settings.SPIN_MIN or o.size < 2:
+            rd.argmax_rows_serial(o, rows_)
+        else:
+            spread(tasks.argmax_rows_task(x.dtype), o.size, x.size, o, rows_, k0=rows_.shape[1])
     elif out.size:
-        rd.argmax_strided(out.reshape(-1), *split_dims(x, reduced))
+        _strided(True, 0, out.reshape(-1), x, reduced)
     return out
 
 
@@ -730,12 +751,23 @@ def conv2d(x, w, b, stride, padding, dilation, groups):
     return out
 
 
+def _pool(pool: str, out: np.ndarray, x: np.ndarray, copies: int, *args) -> None:
+    """A pool over every (image, channel) plane of ``x`` into ``out``, the planes shared
+    with the spinning workers (``tasks.pool_task``); ``args`` are the pool's own."""
+    n, c, h, w = x.shape
+    geometry = np.zeros(12, np.int64)
+    geometry[:4 + len(args)] = (h, w, *out.shape[2:], *args)
+    spread(tasks.pool_task(pool, x.dtype), n * c, copies, out, np.ascontiguousarray(x),
+           geometry)
+
+
 def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
     n, c = x.shape[:2]
     oh, ow = output_hw(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
     out = _empty((n, c, oh, ow), x.dtype)
     if out.size:
-        spatial.max_pool2d(out, np.ascontiguousarray(x), *kernel, *stride, *padding, *dilation)
+        _pool("max", out, x, out.size * kernel[0] * kernel[1], *kernel, *stride, *padding,
+              *dilation)
     return out
 
 
@@ -744,7 +776,24 @@ def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad):
     oh, ow = output_hw(x.shape[2:], kernel, stride, padding, (1, 1), ceil_mode)
     out = _empty((n, c, oh, ow), x.dtype)
     if out.size:
-        spatial.avg_pool2d(
-            out, np.ascontiguousarray(x), *kernel, *stride, *padding, bool(count_include_pad)
-        )
+        _pool("avg", out, x, out.size * kernel[0] * kernel[1], *kernel, *stride, *padding,
+              bool(count_include_pad))
     return out
+
+
+def adaptive_avg_pool2d(x, output_size):
+    n, c = x.shape[:2]
+    out = _empty((n, c, *output_size), x.dtype)
+    if out.size:
+        _pool("adaptive", out, x, x.size + out.size)
+    return out
+
+
+def embedding(indices, weight):
+    idx = np.ascontiguousarray(indices, np.int64).reshape(-1)
+    out = np.empty((idx.size, weight.shape[1]), weight.dtype)
+    if out.size:
+        table = np.ascontiguousarray(weight)
+        spread(tasks.embedding_task(table.dtype), idx.size, out.size, out, table, idx,
+               k0=table.shape[1], k1=table.shape[0])
+    return out.reshape(*indices.shape, weight.shape[1])

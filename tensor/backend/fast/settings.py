@@ -56,7 +56,8 @@ BLAS_THREADS = int(os.environ.get("TENSOR_BLAS_THREADS", "1"))
 # "auto": VNNI where the CPU numba compiles for has it, else the portable kernel.
 INT8_PATH = os.environ.get("TENSOR_INT8_PATH", "auto")
 
-# numba's parallel kernels run on OpenMP. By default its idle threads spin
+# numba's parallel kernels (the kernels layer's ``prange``, and in the fast layer
+# the quantized ones) run on OpenMP. By default its idle threads spin
 # for a while after each parallel loop, and on a small machine they then take
 # the cores from the BLAS threads of the next matmul. Passive waiting puts
 # them to sleep at once. This must be set before the process loads libgomp

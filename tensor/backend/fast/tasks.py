@@ -22,8 +22,9 @@ from numba import cfunc, njit
 
 from ..kernels._cache import keyed_by_every_kernel_source
 from ..kernels.elementwise import _as_dtype_of, apply, apply2
-from ..kernels.reduce import CHUNK, _rows_range, reduce_run
+from ..kernels.reduce import CHUNK, _argmax_one, _argmax_unit, _reduce_kept, _rows_range, reduce_run
 from ..kernels.rows import layer_norm_rows_serial, scale_shift_planes, softmax_rows_serial
+from ..kernels.spatial import adaptive_avg_pool_plane, avg_pool_plane, max_pool_plane
 from . import spin
 from .settings import IN_PLACE_BLOCK
 
@@ -287,5 +288,98 @@ def batch_norm_task(dtype: np.dtype) -> int:
             alpha = spin.array_at(ints[2], channels, t)
             beta = spin.array_at(ints[3], channels, t)
             scale_shift_planes(out, a, alpha, beta, channels, size, lo, hi)
+
+    return task.address
+
+
+# ---- what the kernels layer runs on ``prange``, as tasks --------------------------
+# The kernels layer runs these loops on numba's own thread pool (``prange``);
+# here they are ranges of the same loops, for the spinning workers, so that
+# the fast layer runs all its work on one set of threads.
+@functools.cache
+def argmax_rows_task(dtype: np.dtype) -> int:
+    """argmax of each row in [lo, hi) of a contiguous 2-d array: (out, a, -, -, row length)."""
+    t = np.dtype(dtype).type
+    with keyed_by_every_kernel_source():
+
+        @cfunc(spin.TASK, cache=True)
+        def task(ints, floats, lo, hi):
+            n = ints[4]
+            out = spin.array_at(ints[0], hi, np.int64)
+            flat = spin.array_at(ints[1], hi * n, t)
+            for r in range(lo, hi):
+                out[r] = _argmax_unit(flat, r * n, n)
+
+    return task.address
+
+
+@functools.cache
+def strided_task(argmax: bool, dtype: np.dtype) -> int:
+    """``reduce_strided`` (or ``argmax_strided``) over the kept indices [lo, hi):
+    (out, storage, geometry, -, storage length). ``geometry`` is one int64 array:
+    the kept and reduced dims' counts, the storage offset, the reduction code,
+    then the kept shape and strides and the reduced shape and strides."""
+    t = np.dtype(dtype).type
+    out_t = np.int64 if argmax else t
+    with keyed_by_every_kernel_source():
+
+        @cfunc(spin.TASK, cache=True)
+        def task(ints, floats, lo, hi):
+            head = spin.array_at(ints[2], 4, np.int64)
+            nk, nr, offset, op = head[0], head[1], head[2], head[3]
+            g = spin.array_at(ints[2], 4 + 2 * (nk + nr), np.int64)
+            kshape, kstrides = g[4:4 + nk], g[4 + nk:4 + 2 * nk]
+            rshape, rstrides = g[4 + 2 * nk:4 + 2 * nk + nr], g[4 + 2 * nk + nr:]
+            out = spin.array_at(ints[0], hi, out_t)
+            a = spin.array_at(ints[1], ints[4], t)
+            for k in range(lo, hi):
+                if argmax:
+                    out[k] = _argmax_one(k, kshape, kstrides, a, offset, rshape, rstrides)
+                else:
+                    out[k] = _reduce_kept(op, k, kshape, kstrides, a, offset, rshape, rstrides)
+
+    return task.address
+
+
+@functools.cache
+def pool_task(pool: str, dtype: np.dtype) -> int:
+    """A pool ("max", "avg" or "adaptive") over the planes [lo, hi) of an
+    (N*C, H, W) input: (out, x, geometry), ``geometry`` the int64 array
+    (H, W, OH, OW, then the pool's arguments after the two planes)."""
+    t = np.dtype(dtype).type
+    with keyed_by_every_kernel_source():
+
+        @cfunc(spin.TASK, cache=True, error_model="numpy")
+        def task(ints, floats, lo, hi):
+            g = spin.array_at(ints[2], 12, np.int64)
+            x = spin.array_at(ints[1], (hi, g[0], g[1]), t)
+            out = spin.array_at(ints[0], (hi, g[2], g[3]), t)
+            for p in range(lo, hi):
+                if pool == "max":
+                    max_pool_plane(out[p], x[p], g[4], g[5], g[6], g[7], g[8], g[9], g[10],
+                                   g[11])
+                elif pool == "avg":
+                    avg_pool_plane(out[p], x[p], g[4], g[5], g[6], g[7], g[8], g[9], g[10] != 0)
+                else:
+                    adaptive_avg_pool_plane(out[p], x[p])
+
+    return task.address
+
+
+@functools.cache
+def embedding_task(dtype: np.dtype) -> int:
+    """Rows [lo, hi) of an embedding, ``out[k] = weight[indices[k]]``:
+    (out, weight, indices, -, row length, rows of the weight)."""
+    t = np.dtype(dtype).type
+    with keyed_by_every_kernel_source():
+
+        @cfunc(spin.TASK, cache=True)
+        def task(ints, floats, lo, hi):
+            n = ints[4]
+            out = spin.array_at(ints[0], (hi, n), t)
+            weight = spin.array_at(ints[1], (ints[5], n), t)
+            indices = spin.array_at(ints[2], hi, np.int64)
+            for k in range(lo, hi):
+                out[k] = weight[indices[k]]
 
     return task.address

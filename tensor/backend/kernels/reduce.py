@@ -351,15 +351,6 @@ def argmax_rows_serial(out, a):
         out[r] = _argmax_unit(flat, r * n, n)
 
 
-@njit(cache=True, parallel=True)
-def argmax_rows_parallel(out, a):
-    """``argmax_rows_serial`` with the rows spread over numba's threads."""
-    n = a.shape[1]
-    flat = a.reshape(-1)
-    for r in prange(a.shape[0]):
-        out[r] = _argmax_unit(flat, r * n, n)
-
-
 def argmax_strided(out, kshape, kstrides, a, a_off, rshape, rstrides) -> None:
     """argmax of every kept index: on one thread below ``PARALLEL_ROWS_MIN`` elements."""
     kernel = argmax_parallel if _elements(out, rshape) >= PARALLEL_ROWS_MIN else argmax_serial

@@ -15,8 +15,8 @@ just the padded plane. In its phase, every kernel tap (i, j) reads a plain
 rectangle, so each row of an output image becomes one contiguous copy, with
 no bounds checks and no strided gathers (``im2col``).
 
-The pools read their windows directly; one ``prange`` task per (image,
-channel) plane.
+The pools read their windows directly, a plane at a time (``max_pool_plane``
+and the others); ``prange`` runs one task per (image, channel) plane.
 """
 
 from __future__ import annotations
@@ -98,81 +98,99 @@ def im2col(cols, phases, kh, kw, dh, dw, oh, ow):
                 out[xo] = src[xo]
 
 
-@njit(cache=True, parallel=True)
-def max_pool2d(out, x, kh, kw, sh, sw, ph, pw, dh, dw):
-    """Max over each window; padding never wins; NaN propagates, as in torch.
+@njit
+def max_pool_plane(dst, plane, kh, kw, sh, sw, ph, pw, dh, dw):
+    """Max over each window of one (H, W) plane into its (OH, OW) output; padding
+    never wins; NaN propagates, as in torch.
 
     The loops run tap by tap: for one kernel offset (i, j), a whole output
     row takes the max with one strided input row, a loop without bounds
     checks (its valid range is computed first) that LLVM vectorises.
     """
-    batch, channels, height, width = x.shape
-    oh, ow = out.shape[2], out.shape[3]
-    for t in prange(batch * channels):
-        plane = x[t // channels, t % channels]
-        dst = out[t // channels, t % channels]
-        for y in range(oh):
-            o = dst[y]
-            o[:] = -np.inf
-            for i in range(kh):
-                iy = y * sh - ph + i * dh
-                if iy < 0 or iy >= height:
-                    continue
-                src = plane[iy]
-                for j in range(kw):
-                    off = j * dw - pw
-                    lo = max(0, (sw - 1 - off) // sw)  # first xo with xo*sw + off >= 0
-                    hi = min(ow, (width - 1 - off) // sw + 1)
-                    for xo in range(lo, hi):
-                        v = src[xo * sw + off]
-                        cur = o[xo]
-                        o[xo] = v if (v > cur or v != v) else cur
+    height, width = plane.shape
+    oh, ow = dst.shape
+    for y in range(oh):
+        o = dst[y]
+        o[:] = -np.inf
+        for i in range(kh):
+            iy = y * sh - ph + i * dh
+            if iy < 0 or iy >= height:
+                continue
+            src = plane[iy]
+            for j in range(kw):
+                off = j * dw - pw
+                lo = max(0, (sw - 1 - off) // sw)  # first xo with xo*sw + off >= 0
+                hi = min(ow, (width - 1 - off) // sw + 1)
+                for xo in range(lo, hi):
+                    v = src[xo * sw + off]
+                    cur = o[xo]
+                    o[xo] = v if (v > cur or v != v) else cur
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(error_model="numpy")
+def avg_pool_plane(dst, plane, kh, kw, sh, sw, ph, pw, count_include_pad):
+    """Mean over each window of one plane, with torch's divisor rules for padding."""
+    height, width = plane.shape
+    oh, ow = dst.shape
+    for y in range(oh):
+        y0 = y * sh - ph
+        y1 = min(y0 + kh, height + ph)
+        for xo in range(ow):
+            x0 = xo * sw - pw
+            x1 = min(x0 + kw, width + pw)
+            pool = (y1 - y0) * (x1 - x0)
+            ya, yb = max(y0, 0), min(y1, height)
+            xa, xb = max(x0, 0), min(x1, width)
+            acc = like(plane[0, 0], 0)
+            for iy in range(ya, yb):
+                for ix in range(xa, xb):
+                    acc += plane[iy, ix]
+            divisor = pool if count_include_pad else (yb - ya) * (xb - xa)
+            dst[y, xo] = acc / divisor
+
+
+@njit(error_model="numpy")
+def adaptive_avg_pool_plane(dst, plane):
+    """Output cell (y, x) averages rows floor(y*H/OH) .. ceil((y+1)*H/OH) of one plane."""
+    height, width = plane.shape
+    oh, ow = dst.shape
+    for y in range(oh):
+        ya = (y * height) // oh
+        yb = -((-(y + 1) * height) // oh)
+        for xo in range(ow):
+            xa = (xo * width) // ow
+            xb = -((-(xo + 1) * width) // ow)
+            acc = like(plane[0, 0], 0)
+            for iy in range(ya, yb):
+                for ix in range(xa, xb):
+                    acc += plane[iy, ix]
+            dst[y, xo] = acc / ((yb - ya) * (xb - xa))
+
+
+@njit(cache=True, parallel=True)
+def max_pool2d(out, x, kh, kw, sh, sw, ph, pw, dh, dw):
+    """``max_pool_plane`` on every (image, channel) plane, on numba's threads."""
+    channels = x.shape[1]
+    for t in prange(x.shape[0] * channels):
+        max_pool_plane(out[t // channels, t % channels], x[t // channels, t % channels],
+                       kh, kw, sh, sw, ph, pw, dh, dw)
+
+
+@njit(cache=True, parallel=True)
 def avg_pool2d(out, x, kh, kw, sh, sw, ph, pw, count_include_pad):
-    """Mean over each window, with torch's divisor rules for padding."""
-    batch, channels, height, width = x.shape
-    oh, ow = out.shape[2], out.shape[3]
-    for t in prange(batch * channels):
-        plane = x[t // channels, t % channels]
-        dst = out[t // channels, t % channels]
-        for y in range(oh):
-            y0 = y * sh - ph
-            y1 = min(y0 + kh, height + ph)
-            for xo in range(ow):
-                x0 = xo * sw - pw
-                x1 = min(x0 + kw, width + pw)
-                pool = (y1 - y0) * (x1 - x0)
-                ya, yb = max(y0, 0), min(y1, height)
-                xa, xb = max(x0, 0), min(x1, width)
-                acc = like(plane[0, 0], 0)
-                for iy in range(ya, yb):
-                    for ix in range(xa, xb):
-                        acc += plane[iy, ix]
-                divisor = pool if count_include_pad else (yb - ya) * (xb - xa)
-                dst[y, xo] = acc / divisor
+    """``avg_pool_plane`` on every plane, on numba's threads."""
+    channels = x.shape[1]
+    for t in prange(x.shape[0] * channels):
+        avg_pool_plane(out[t // channels, t % channels], x[t // channels, t % channels],
+                       kh, kw, sh, sw, ph, pw, count_include_pad)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=True)
 def adaptive_avg_pool2d(out, x):
-    """Output cell (y, x) averages rows floor(y*H/OH) .. ceil((y+1)*H/OH)."""
-    batch, channels, height, width = x.shape
-    oh, ow = out.shape[2], out.shape[3]
-    for t in prange(batch * channels):
-        plane = x[t // channels, t % channels]
-        dst = out[t // channels, t % channels]
-        for y in range(oh):
-            ya = (y * height) // oh
-            yb = -((-(y + 1) * height) // oh)
-            for xo in range(ow):
-                xa = (xo * width) // ow
-                xb = -((-(xo + 1) * width) // ow)
-                acc = like(plane[0, 0], 0)
-                for iy in range(ya, yb):
-                    for ix in range(xa, xb):
-                        acc += plane[iy, ix]
-                dst[y, xo] = acc / ((yb - ya) * (xb - xa))
+    """``adaptive_avg_pool_plane`` on every plane, on numba's threads."""
+    channels = x.shape[1]
+    for t in prange(x.shape[0] * channels):
+        adaptive_avg_pool_plane(out[t // channels, t % channels], x[t // channels, t % channels])
 
 
 @njit(cache=True, parallel=True)
