@@ -58,7 +58,7 @@ def test_no_prange_kernel_runs_with_the_fast_layer():
     assert done.returncode == 0, done.stderr[-3000:]
     fast, then = done.stdout.strip().splitlines()[-2:]
     assert fast == "[]"
-    assert then == "['reduce_strided_parallel']"
+    assert then == "['reduce_strided']"
 
 
 def images(dtype=np.float32):

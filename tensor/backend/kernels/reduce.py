@@ -208,19 +208,26 @@ def reduce_strided(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
 # --8<-- [end:reduce_strided]
 
 
+@njit(inline="always")
+def _reduce_kept(op, k, kshape, kstrides, a, a_off, rshape, rstrides):
+    """``reduce_strided``'s value for kept index ``k``: one output on its own, for the
+    callers that split the outputs themselves (the fast layer's tasks)."""
+    inner, rows, last, base = _reduced_walk(k, kshape, kstrides, a_off, rshape, rstrides)
+    acc = reduce_run(op, a, row_start(0, rshape, rstrides, base), inner, last)
+    for r in range(1, rows):
+        v = reduce_run(op, a, row_start(r, rshape, rstrides, base), inner, last)
+        if op <= 1:
+            acc += v
+        elif _better(op, v, acc):
+            acc = v
+    return acc
+
+
 @njit(cache=True)
 def reduce_strided_serial(op, out, kshape, kstrides, a, a_off, rshape, rstrides):
     """``reduce_strided`` on this thread alone, for the fast layer's small reductions."""
     for k in range(out.size):
-        inner, rows, last, base = _reduced_walk(k, kshape, kstrides, a_off, rshape, rstrides)
-        acc = reduce_run(op, a, row_start(0, rshape, rstrides, base), inner, last)
-        for r in range(1, rows):
-            v = reduce_run(op, a, row_start(r, rshape, rstrides, base), inner, last)
-            if op <= 1:
-                acc += v
-            elif _better(op, v, acc):
-                acc = v
-        out[k] = acc
+        out[k] = _reduce_kept(op, k, kshape, kstrides, a, a_off, rshape, rstrides)
 
 
 def _elements(out: np.ndarray, rshape) -> int:
