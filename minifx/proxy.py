@@ -99,7 +99,14 @@ class TracerBase:
     def create_node(self, kind: str, target: Target, args: tuple[Argument, ...],
                     kwargs: dict[str, Argument], name: str | None = None,
                     type_expr: Any | None = None) -> Node:
-        """Append one Node to the graph; every recorded operation passes here."""
+        """Append one Node to the graph; every recorded operation passes here.
+
+        ``self.graph.create_node(kind, target, args, kwargs, name, type_expr)``
+        makes the node. When ``self.record_stack_traces`` is on and the node
+        has no ``stack_trace`` yet, the user's stack (``user_stack_trace()``)
+        becomes its ``stack_trace``; one the graph already gave it is kept, as
+        torch.fx keeps it. Answer the node.
+        """
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
         if self.record_stack_traces and not node.stack_trace:
             node.stack_trace = user_stack_trace()

@@ -156,8 +156,19 @@ class Tracer(TracerBase):
     # operation uses it; create_arg then records a get_attr at each use.
     proxy_buffer_attributes: bool = False
 
+    # --8<-- [start:tracer_init]
     def __init__(self, autowrap_modules: tuple[ModuleType, ...] = (math,),
                  autowrap_functions: tuple[Callable[..., Any], ...] = ()) -> None:
+        """Remember which functions a trace records whole without ``wrap``.
+
+        ``self._autowrap_function_ids`` is the set of the ``id`` of every
+        public (its name does not start with ``_``) callable value in
+        ``vars(m)`` of each module ``m`` of ``autowrap_modules``, and of each
+        function of ``autowrap_functions``. ``self._autowrap_search`` is
+        ``autowrap_modules`` as a list (their globals are scanned during a
+        trace); ``self.submodule_paths`` is None until a trace sets it. The
+        same set and list as torch.fx.Tracer's.
+        """
         super().__init__()
         # Functions recorded as leaves without `wrap`, when a traced forward
         # calls them through its globals (math.sqrt(x.size(0)) ...).
@@ -171,6 +182,7 @@ class Tracer(TracerBase):
         # Modules whose own functions are patched too, so `math.sqrt(n)` records.
         self._autowrap_search: list[ModuleType] = list(autowrap_modules)
         self.submodule_paths: dict[Any, str] | None = None
+    # --8<-- [end:tracer_init]
 
     # --8<-- [start:trace]
     def trace(self, root: Any, concrete_args: dict[str, Any] | None = None) -> Graph:

@@ -320,6 +320,19 @@ EXERCISES: list[Exercise] = [
           _P + "test_a_loop_over_a_proxy_asks_the_tracer",
           "tests/ch02/test_ch02_proxy.py::test_unpacking_reads_the_count_from_bytecode",
           "tests/ch02/test_ch02_proxy.py::test_unpacking_three_ways")),
+        ("minifx/tracer.py", "Tracer.__init__", "which functions record whole",
+         "Gather the ids of the public callables of every autowrap module, add the ids of "
+         "the autowrap functions; keep the modules as a list to search later; no submodule "
+         "paths yet.",
+         (_P + "test_tracer_init_collects_the_autowrap_ids_like_torch_fx",
+          _W + "test_autowrap_functions_trace_like_torch_fx",
+          "tests/ch02/test_ch02_tracer.py::test_math_functions_are_wrapped_by_default")),
+        ("minifx/proxy.py", "TracerBase.create_node", "append a node, with its stack if asked",
+         "Let the graph make the node from everything you were given; then, only when stack "
+         "traces are asked for and the node has none, give it the user's stack.",
+         (_P + "test_create_node_keeps_a_stack_trace_the_graph_gave_like_torch_fx",
+          "tests/ch02/test_ch02_tracer.py::test_stack_traces_only_when_asked",
+          _W + "test_create_proxy_records_names_types_and_uses_a_factory")),
     ),
     *_rows(
         "ch03",
@@ -1623,6 +1636,14 @@ MORE_HINTS: dict[str, str] = {
     "Tracer._proxy_for_attr":
         "'candidate is attr_val', not ==. The cache is keyed by the name; "
         "self.create_proxy('get_attr', name, (), {}) makes the Proxy.",
+    "Tracer.__init__":
+        "One set built over the name and value pairs of every module's vars: keep the id of "
+        "a value that is callable and whose name has no leading underscore; then add the ids "
+        "of the autowrap functions to it. Copy the modules into a list; no paths yet (None).",
+    "TracerBase.create_node":
+        "Pass name and type_expr on in the graph's order. Two conditions, both needed: the "
+        "tracer's flag is on, and the node's stack_trace is still empty (a falsy value); "
+        "the text comes from user_stack_trace().",
     "Proxy.__iter__":
         "inspect.currentframe().f_back is the frame doing the unpacking; unpack_count(frame) "
         "answers n or None. Build the list [self[i] for i in range(n)] before returning "

@@ -157,3 +157,61 @@ def test_a_loop_over_a_proxy_asks_the_tracer(tracer_cls):
     assert [n.op for n in graph.nodes] == ["placeholder", "call_function", "output"]
     with pytest.raises(Exception, match="cannot be iterated"):
         tracer_cls().trace(loops_over)
+
+
+def _autowrap_module():
+    """A module with what the autowrap scan must take and what it must pass over."""
+    import types
+
+    module = types.ModuleType("autowrap_here")
+    exec("def public(x):\n    return x\n\n"
+         "def _private(x):\n    return x\n\n"
+         "class Maker:\n    pass\n\n"
+         "constant = 3.5\nname_list = [1]\n", vars(module))
+    return module
+
+
+def test_tracer_init_collects_the_autowrap_ids_like_torch_fx():
+    module = _autowrap_module()
+
+    def extra(x):
+        return x
+
+    ours = Tracer(autowrap_modules=(module,), autowrap_functions=(extra, len))
+    theirs = torch.fx.Tracer(autowrap_modules=(module,), autowrap_functions=(extra, len))
+    assert ours._autowrap_function_ids == theirs._autowrap_function_ids
+    assert ours._autowrap_function_ids == {id(module.public), id(module.Maker), id(extra),
+                                           id(len)}
+    assert ours._autowrap_search == theirs._autowrap_search == [module]
+    assert type(ours._autowrap_search) is list
+    assert ours.submodule_paths is None
+    default = Tracer()
+    assert default._autowrap_function_ids == torch.fx.Tracer()._autowrap_function_ids
+    assert default._autowrap_search == torch.fx.Tracer()._autowrap_search
+    # Each instance has its own set: one tracer's functions are not another's.
+    assert Tracer(autowrap_modules=())._autowrap_function_ids == set()
+
+
+def test_create_node_keeps_a_stack_trace_the_graph_gave_like_torch_fx():
+    def given_graph(base):
+        class Given(base):
+            def create_node(self, *args, **kwargs):
+                node = super().create_node(*args, **kwargs)
+                if node.op == "placeholder":
+                    node.stack_trace = "given by the graph"
+                return node
+
+        return Given()
+
+    kept = []
+    for lib in (minifx, torch.fx):
+        tracer = lib.Tracer()
+        tracer.graph = given_graph(lib.Graph)
+        tracer.record_stack_traces = True
+        x = tracer.create_node("placeholder", "x", (), {}, name="inp", type_expr=int)
+        y = tracer.create_node("call_function", operator.neg, (x,), {})
+        assert (x.name, x.type, y.args) == ("inp", int, (x,))
+        kept.append(x.stack_trace)
+        if lib is minifx:  # torch.fx finds no user frame outside a trace; ours does
+            assert __file__ in y.stack_trace
+    assert kept == ["given by the graph"] * 2
