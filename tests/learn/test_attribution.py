@@ -22,6 +22,7 @@ from minifx.learn import check
 from minifx.learn import workspace as ws
 from minifx.learn.exercises import Exercise, chapter_exercises, find_exercise
 from tests import HELPER_MODULES
+from tests.learn.check_child import Server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -254,13 +255,23 @@ def solved(tmp_path_factory) -> Path:
     return workspace
 
 
+@pytest.fixture(scope="module")
+def launch():
+    """check's child, forked for each check from one process that imported torch, numba and
+    pytest once (a new process would spend most of its time importing them)."""
+    server = Server(ROOT)
+    yield server
+    server.close()
+
+
 def _line(report: str, exercise: Exercise) -> str:
     head = f"{exercise.id}  {exercise.qualname}: {exercise.title}: "
     return next(line for line in report.splitlines() if line.startswith(head))
 
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.id)
-def test_check_reports_the_planted_bug_under_its_exercise_only(solved, exercise, monkeypatch):
+def test_check_reports_the_planted_bug_under_its_exercise_only(solved, launch, exercise,
+                                                               monkeypatch):
     # The numpy backend: a fresh copy of tensor would compile its numba kernels first.
     monkeypatch.setenv("TENSOR_BACKEND", "numpy")
     reference = ws.solution(exercise)
@@ -268,7 +279,7 @@ def test_check_reports_the_planted_bug_under_its_exercise_only(solved, exercise,
     assert reference.count(old) == 1, f"{exercise.id}: the bug's place moved"
     ws.set_function(solved, exercise, reference.replace(old, new))
     try:
-        passed, report = check.check(exercise.chapter, solved)
+        passed, report = check.check(exercise.chapter, solved, launch=launch)
     finally:
         ws.set_function(solved, exercise, reference)
     assert not passed, report
