@@ -197,6 +197,13 @@ class Exclude:
         config.hook.pytest_deselected(items=drop)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """As a plugin (``-p tests.learn.check_child``) of a process that runs many pytest
+    sessions (tests/learn/honesty_child.py), what earlier sessions loaded is set aside,
+    as :func:`run_step` does: pytest's collections at each session's end walk the rest."""
+    gc.freeze()
+
+
 def run_step(step: dict) -> dict:
     undo = []
     try:
