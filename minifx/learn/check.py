@@ -15,28 +15,55 @@ they import the workspace's packages, in steps:
 Each failure is shown in a few lines: its message with the values of the
 failing ``assert`` (helper modules are rewritten too, see tests/__init__.py);
 a lesson block's message starts with the lines that differ.
+
+A step that passed is remembered in the workspace (``.check_cache/``), under a
+digest of everything its verdict depends on: the exercise's own code, every
+other line of the workspace's packages with each other exercise cut to its
+signature and docstring (they run from the reference, whatever their body),
+every file of the reference checkout (its packages, tests, lessons and
+tooling), the interpreter, the installed packages and the variables that steer
+the run. A later ``check`` runs only the steps whose digest is new, so a
+learner who edits one exercise re-runs that exercise's tests (and the
+chapter's other tests), and any change to the tests or the reference runs
+everything again. A failure is never remembered: it is run afresh each time.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import json
 import os
 import re
+import site
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .exercises import EXERCISES, Exercise, chapter_exercises, find_exercise
-from .workspace import ENV_VAR, REFERENCE, record_check, require, solution, status
+from .stubs import ExerciseNotFound, FunctionSpan, _find, is_stub, same_code
+from .workspace import ENV_VAR, PACKAGES, REFERENCE, LearnError, record_check, require
 
 MESSAGE_LINES = 8
 LESSON_LINES = 12
 LINE_WIDTH = 160
 STUB_MESSAGE = re.compile(r"\b(ch\d\d\.\d+): ")
 REST = "rest"
+CACHE = ".check_cache"  # in the workspace: one file per step that passed
+CACHE_KEEP = 2000  # the most recently used steps kept there
+CACHE_FORMAT = "check-cache-1"
+# The reference's files a step may read: its packages, tests, lessons and tooling.
+REFERENCE_TREES = ("tensor", "minifx", "tests", "book", "lessons", "benchmarks", "scripts")
+# The variables that steer a run (the backend, numba, hypothesis's profile, imports);
+# NUMBA_CACHE_DIR only says where compiled kernels are kept.
+ENV_PREFIXES = ("TENSOR_", "NUMBA_", "MINIFX_", "HYPOTHESIS", "PYTHON", "TORCH_", "OMP_",
+                "MKL_", "OPENBLAS_", "KMP_")
+ENV_NAMES = ("CI", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")
+ENV_IGNORED = ("NUMBA_CACHE_DIR",)
 
 
 @dataclass
@@ -58,43 +85,230 @@ def _lessons(chapter: str, reference: Path) -> list[str]:
             for p in sorted((reference / "lessons").glob(f"{chapter}_*.md"))]
 
 
-def plan(chapter: str, workspace: Path, reference: Path = REFERENCE) -> dict:
+def _span(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> FunctionSpan:
+    """``stubs.function_span`` of a function already found in a parsed file."""
+    start = min([fn.lineno] + [d.lineno for d in fn.decorator_list]) - 1
+    first = fn.body[0]
+    doc = (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+           and isinstance(first.value.value, str))
+    line = lines[first.lineno - 1]
+    return FunctionSpan(start=start, body=first.end_lineno if doc else first.lineno - 1,
+                        end=fn.end_lineno, indent=line[: len(line) - len(line.lstrip())])
+
+
+@functools.lru_cache(maxsize=256)
+def _spans(text: str, exercises: tuple[Exercise, ...]) -> dict[str, FunctionSpan]:
+    """Where each exercise's function sits in one file: one parse for all of them (and
+    none when the same text comes again, as the files a learner did not touch do)."""
+    tree, lines = ast.parse(text), text.splitlines(keepends=True)
+    found = {}
+    for exercise in exercises:
+        try:
+            found[exercise.id] = _span(_find(tree, exercise.qualname), lines)
+        except ExerciseNotFound:
+            pass
+    return found
+
+
+class Survey:
+    """The workspace and the reference read once: each exercise's code, status and place.
+
+    ``status`` and ``source`` agree with ``workspace.status`` and
+    ``workspace.solution``; each file is parsed once for all its exercises.
+    """
+
+    def __init__(self, workspace: Path, reference: Path = REFERENCE) -> None:
+        self.workspace, self.reference = workspace, reference
+        self.texts: dict[str, str] = {}  # file -> the workspace's text
+        self.places: dict[str, dict[str, FunctionSpan]] = {}  # file -> id -> span
+        self.solutions: dict[str, str] = {}  # id -> the reference's function
+        self.status: dict[str, str] = {}
+        by_file: dict[str, tuple[Exercise, ...]] = {}
+        for exercise in EXERCISES:
+            by_file[exercise.file] = (*by_file.get(exercise.file, ()), exercise)
+        for file, exercises in by_file.items():
+            ref_text = (reference / file).read_text()
+            ref_lines = ref_text.splitlines(keepends=True)
+            ref_spans = _spans(ref_text, exercises)
+            for e in exercises:
+                if e.id not in ref_spans:
+                    raise ExerciseNotFound(e.qualname)
+                span = ref_spans[e.id]
+                self.solutions[e.id] = "".join(ref_lines[span.start:span.end])
+            path = workspace / file
+            if not path.is_file():
+                self.status.update((e.id, "missing") for e in exercises)
+                continue
+            text = path.read_text()
+            try:
+                spans = _spans(text, exercises)
+            except SyntaxError as e:
+                raise LearnError(f"{path} line {e.lineno}: {e.msg}; fix it first") from None
+            self.texts[file], self.places[file] = text, spans
+            lines = text.splitlines(keepends=True)
+            for e in exercises:
+                span = spans.get(e.id)
+                code = None if span is None else "".join(lines[span.start:span.end])
+                self.status[e.id] = self._status(code, self.solutions[e.id])
+        # the files without exercises count whole, the same for every step
+        plain = hashlib.sha256()
+        for path in _files(*(workspace / p for p in PACKAGES)):
+            file = path.relative_to(workspace).as_posix()
+            plain.update(file.encode() + b"\0")
+            plain.update(b"" if file in self.places else path.read_bytes())
+            plain.update(b"\0")
+        self._plain = plain.hexdigest()
+
+    @staticmethod
+    def _status(code: str | None, solution: str) -> str:
+        if code is None:
+            return "missing"
+        if code == solution:
+            return "reference"
+        if is_stub(code):
+            return "to do"
+        return "reference" if same_code(code, solution) else "your code"
+
+    def differs(self) -> list[Exercise]:
+        """The exercises whose workspace code is not the reference's (they are swapped)."""
+        return [e for e in EXERCISES if self.status[e.id] not in ("reference", "missing")]
+
+    def packages_digest(self, kept: set[str]) -> str:
+        """A digest of the workspace's packages as a step with ``kept`` runs them.
+
+        The exercises in ``kept`` count with their code. Every other exercise
+        runs from the reference (swapped in when its code differs, the same code
+        when it does not), so only the lines the swap keeps count: its
+        decorators, signature and docstring.
+        """
+        digest = hashlib.sha256(self._plain.encode())
+        for file in sorted(self.places):
+            digest.update(f"\0{file}\0{self._canonical(file, kept)}".encode())
+        return digest.hexdigest()
+
+    def _canonical(self, file: str, kept: set[str]) -> str:
+        lines = self.texts[file].splitlines(keepends=True)
+        cut = sorted((span.start, span.body, span.end, i) for i, span in
+                     self.places[file].items() if i not in kept)
+        if any(a[2] > b[0] for a, b in zip(cut, cut[1:])):  # one inside another: keep all
+            return self.texts[file]
+        out, at = [], 0
+        for _start, body, end, exercise_id in cut:
+            out += lines[at:body]
+            out.append(f"<{exercise_id}: the reference runs here>\n")
+            at = end
+        return "".join(out + lines[at:])
+
+
+def plan(chapter: str, workspace: Path, reference: Path = REFERENCE,
+         survey: Survey | None = None) -> dict:
     """The child's steps: each exercise alone, then the chapter's other tests and lesson.
 
     A step lists the exercises that run from the reference while it runs: those
-    not under check whose workspace code is not already the reference.
+    not under check whose workspace code is not already the reference. It also
+    carries its ``key``: the digest of what its verdict depends on.
     """
+    survey = survey or Survey(workspace, reference)
     own = chapter_exercises(chapter)
-    differs = [e for e in EXERCISES if status(e, workspace, reference) not in (
-        "reference", "missing")]
+    differs = survey.differs()
+    base = _base_digest(workspace, reference)
 
     def swaps(kept: list[Exercise]) -> list[dict]:
         return [{"module": module_name(e.file), "qualname": e.qualname,
-                 "source": solution(e, reference)} for e in differs if e not in kept]
+                 "source": survey.solutions[e.id]} for e in differs if e not in kept]
 
-    steps = [{"label": e.id, "args": ["-m", chapter, *e.tests], "swaps": swaps([e])}
-             for e in own]
-    steps.append({"label": REST, "args": ["-m", chapter, f"tests/{chapter}",
-                                          *_lessons(chapter, reference)],
-                  "exclude": [t for e in own for t in e.tests], "swaps": swaps(own),
-                  "when_all_passed": True})
+    def key(step: dict, kept: list[Exercise]) -> str:
+        text = json.dumps({k: step.get(k) for k in ("label", "args", "exclude")})
+        packages = survey.packages_digest({e.id for e in kept})
+        return hashlib.sha256(f"{base}\0{text}\0{packages}".encode()).hexdigest()[:32]
+
+    steps = []
+    for e in own:
+        step = {"label": e.id, "args": ["-m", chapter, *e.tests], "swaps": swaps([e])}
+        steps.append({**step, "key": key(step, [e])})
+    rest = {"label": REST, "args": ["-m", chapter, f"tests/{chapter}",
+                                    *_lessons(chapter, reference)],
+            "exclude": [t for e in own for t in e.tests], "swaps": swaps(own),
+            "when_all_passed": True}
+    steps.append({**rest, "key": key(rest, own)})
     return {"chapter": chapter, "steps": steps}
 
 
-def run_tests(chapter: str, workspace: Path, reference: Path = REFERENCE
-              ) -> tuple[dict[str, list[Outcome] | str], int, str]:
+def _files(*folders: Path) -> list[Path]:
+    """Every file under ``folders``, sorted; no caches, nothing hidden."""
+    found = []
+    for folder in folders:
+        for root, dirs, names in os.walk(folder):
+            dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
+            found += [Path(root, n) for n in names
+                      if not n.startswith(".") and not n.endswith(".pyc")]
+    return sorted(found)
+
+
+def _base_digest(workspace: Path, reference: Path) -> str:
+    """What every step's verdict depends on besides the workspace's packages."""
+    digest = hashlib.sha256(CACHE_FORMAT.encode())
+    digest.update(f"{sys.version}\0{sys.executable}\0{workspace}\0".encode())
+    for folder in sorted(set(site.getsitepackages() + [site.getusersitepackages()])):
+        if os.path.isdir(folder):  # the installed distributions, with their versions
+            digest.update("\0".join(sorted(os.listdir(folder))).encode())
+    env = {k: v for k, v in os.environ.items() if k not in ENV_IGNORED and (
+        k in ENV_NAMES or k.startswith(ENV_PREFIXES))}
+    digest.update(json.dumps(sorted(env.items())).encode())
+    # what sits beside the packages in the workspace can shadow an import
+    digest.update("\0".join(sorted(
+        p.name for p in workspace.iterdir()
+        if p.name not in (CACHE, ".numba_cache", "learn.json"))).encode())
+    roots = [p for p in reference.iterdir() if p.is_file() and not p.name.startswith(".")]
+    for path in sorted(roots) + _files(*(reference / t for t in REFERENCE_TREES)):
+        digest.update(str(path.relative_to(reference)).encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+# How the child starts: (its arguments, environment, working folder) -> (exit code, output).
+Launch = Callable[[list[str], dict[str, str], Path], tuple[int, str]]
+
+
+def spawn(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
+    """Start the child (tests/learn/check_child.py) as a new process."""
+    done = subprocess.run([sys.executable, "-m", "tests.learn.check_child", *args], cwd=cwd,
+                          env=env, capture_output=True, text=True)
+    return done.returncode, done.stdout + done.stderr
+
+
+def run_tests(chapter: str, workspace: Path, reference: Path = REFERENCE,
+              launch: Launch = spawn) -> tuple[dict[str, list[Outcome] | str], int, str]:
     """Run the plan against ``workspace``: outcomes per step (or the step's error text),
-    the child's exit code and its output."""
+    the child's exit code and its output. A step that passed before with the same
+    digest is not run again (the module's docstring says what the digest covers).
+    ``launch`` starts the child; the tests pass one that forks it from a process that
+    has imported the test tools already."""
     require(workspace)
-    with tempfile.TemporaryDirectory(prefix="minifx-check-") as tmp:
-        plan_path, out = Path(tmp) / "plan.json", Path(tmp) / "out.json"
-        plan_path.write_text(json.dumps(plan(chapter, workspace, reference)))
-        env = {**os.environ, ENV_VAR: str(workspace),
-               "NUMBA_CACHE_DIR": str(kernel_cache(workspace))}
-        done = subprocess.run([sys.executable, "-m", "tests.learn.check_child", str(plan_path),
-                               str(out)], cwd=reference, env=env, capture_output=True,
-                              text=True)
-        results = json.loads(out.read_text()) if out.exists() else {}
+    full = plan(chapter, workspace, reference)
+    cache = workspace / CACHE
+    known = {s["label"]: _recall(cache, s["key"]) for s in full["steps"]}
+    to_run = [s for s in full["steps"] if known[s["label"]] is None]
+    ran: dict[str, dict] = {}
+    code, output = 0, ""
+    if to_run:
+        with tempfile.TemporaryDirectory(prefix="minifx-check-") as tmp:
+            plan_path, out = Path(tmp) / "plan.json", Path(tmp) / "out.json"
+            plan_path.write_text(json.dumps({**full, "steps": to_run}))
+            env = {**os.environ, ENV_VAR: str(workspace),
+                   "NUMBA_CACHE_DIR": str(kernel_cache(workspace))}
+            code, output = launch([str(plan_path), str(out)], env, reference)
+            ran = json.loads(out.read_text()) if out.exists() else {}
+        if not ran:  # the child died before it wrote a verdict
+            return {}, code, output
+        for step in to_run:
+            if _passed(ran.get(step["label"], {})):
+                _remember(cache, step["key"], ran[step["label"]])
+    results = {s["label"]: known[s["label"]] or ran.get(s["label"], {"skipped": "not run"})
+               for s in full["steps"]}
+    if known[REST] is not None and not all(_passed(r) for label, r in results.items()
+                                           if label != REST):
+        results[REST] = {"skipped": "an earlier step failed"}  # as the child decides
     steps: dict[str, list[Outcome] | str] = {}
     for label, result in results.items():
         if "skipped" in result:
@@ -104,7 +318,32 @@ def run_tests(chapter: str, workspace: Path, reference: Path = REFERENCE
         else:
             steps[label] = [Outcome(test, o["failed"], o.get("message", ""), o.get("where", ""))
                             for test, o in result["outcomes"].items()]
-    return steps, done.returncode, done.stdout + done.stderr
+    return steps, code, output
+
+
+def _passed(result: dict) -> bool:
+    return result.get("exit_code") == 0 and not any(
+        o["failed"] for o in result.get("outcomes", {}).values())
+
+
+def _recall(cache: Path, key: str) -> dict | None:
+    path = cache / f"{key}.json"
+    try:
+        result = json.loads(path.read_text())
+        os.utime(path)  # recently used: kept longest
+    except (OSError, ValueError):
+        return None
+    return result if _passed(result) else None
+
+
+def _remember(cache: Path, key: str, result: dict) -> None:
+    cache.mkdir(exist_ok=True)
+    partial = cache / f"{key}.{os.getpid()}.part"
+    partial.write_text(json.dumps(result))
+    partial.replace(cache / f"{key}.json")
+    entries = sorted(cache.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    for old in entries[: max(0, len(entries) - CACHE_KEEP)]:
+        old.unlink(missing_ok=True)
 
 
 def kernel_cache(workspace: Path) -> Path:
@@ -180,10 +419,11 @@ def exercise_report(exercise: Exercise, outcomes: list[Outcome] | str
     return False, lines + _failure(first)
 
 
-def check(chapter: str, workspace: Path, reference: Path = REFERENCE) -> tuple[bool, str]:
+def check(chapter: str, workspace: Path, reference: Path = REFERENCE,
+          launch: Launch = spawn) -> tuple[bool, str]:
     """Run and report: (every exercise and every other test passed, the report's text)."""
     exercises = chapter_exercises(chapter)
-    steps, code, output = run_tests(chapter, workspace, reference)
+    steps, code, output = run_tests(chapter, workspace, reference, launch)
     if not steps:
         tail = "\n".join(output.strip().splitlines()[-12:])
         return False, f"{chapter}: the tests did not run (exit code {code}):\n{tail}"

@@ -18,19 +18,34 @@ kernels) load once.
 This file imports nothing of minifx: the plan carries the reference sources,
 because the workspace's own copy of ``minifx.learn`` may be older than the
 checkout's.
+
+``python -m tests.learn.check_child --serve`` is the same child for many
+``check`` runs in a row (the attribution test makes one per planted bug): it
+imports the test tools once (pytest and its plugins, torch, numba, hypothesis),
+and for each run forks a copy of itself that does what a new child does. It
+never imports tensor or minifx itself, so each copy imports them afresh from
+the workspace as it is then. :class:`Server` starts it and is a ``launch``
+for minifx.learn.check.
 """
 
 from __future__ import annotations
 import __future__
 
 import ast
+import gc
 import importlib
 import inspect
 import json
+import os
+import subprocess
 import sys
+import tempfile
 import textwrap
+import traceback
 import types
 from collections.abc import Callable
+from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -182,6 +197,13 @@ class Exclude:
         config.hook.pytest_deselected(items=drop)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """As a plugin (``-p tests.learn.check_child``) of a process that runs many pytest
+    sessions (tests/learn/honesty_child.py), what earlier sessions loaded is set aside,
+    as :func:`run_step` does: pytest's collections at each session's end walk the rest."""
+    gc.freeze()
+
+
 def run_step(step: dict) -> dict:
     undo = []
     try:
@@ -195,6 +217,10 @@ def run_step(step: dict) -> dict:
     plugins: list[Any] = [recorder]
     if step.get("exclude"):
         plugins.append(Exclude(step["exclude"]))
+    # pytest collects the garbage several times as each session ends; what the earlier
+    # steps loaded (torch, the test modules) stays, so it is set aside first, and a
+    # collection walks only what this step makes.
+    gc.freeze()
     try:
         code = pytest.main([*step["args"], "-q", "--no-header", "-p", "no:cacheprovider",
                             "--tb=no"], plugins=plugins)
@@ -222,5 +248,99 @@ def main(plan_path: str, out_path: str) -> int:
     return 0
 
 
+# Imported once by the server: what every run needs and nothing that reads the
+# workspace (tensor, minifx, the tests' own modules).
+PRELOAD = ("numpy", "numba", "torch", "torch.fx", "hypothesis", "hypothesis.strategies",
+           "sybil", "pytest")
+# Read when Python starts or a preloaded module is imported: a run whose environment
+# differs in one of these gets a new process instead of a fork.
+FIXED_AT_START = ("PYTHON", "TORCH_", "OMP_", "MKL_", "KMP_", "OPENBLAS_", "HYPOTHESIS")
+
+
+def _preload() -> None:
+    for name in PRELOAD:
+        importlib.import_module(name)
+    for plugin in entry_points(group="pytest11"):  # what pytest.main loads by itself
+        plugin.load()
+    gc.freeze()
+
+
+def _run_forked(request: dict) -> tuple[int, str]:
+    """Fork, and in the copy run :func:`main` as a new child would; (exit code, output)."""
+    import numba.core.config
+
+    with tempfile.TemporaryFile() as log:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the copy
+            code = 70
+            try:
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                os.dup2(log.fileno(), 1)
+                os.dup2(log.fileno(), 2)
+                os.chdir(request["cwd"])
+                os.environ.clear()
+                os.environ.update(request["env"])
+                numba.core.config.reload_config()  # NUMBA_CACHE_DIR and the like
+                code = main(*request["args"])
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        log.seek(0)
+        output = log.read().decode(errors="replace")
+    return os.waitstatus_to_exitcode(status), output
+
+
+def serve() -> int:
+    """Answer one request per line of stdin (JSON: args, env, cwd) with one line of JSON."""
+    _preload()
+    for line in sys.stdin:
+        code, output = _run_forked(json.loads(line))
+        sys.stdout.write(json.dumps({"code": code, "output": output}) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+class Server:
+    """A ``launch`` for minifx.learn.check that forks each child from one warm process.
+
+    Started in ``cwd`` (the checkout) with the current environment; a run with
+    another folder, or with another value of a variable read at start-up
+    (FIXED_AT_START), gets a new process as ``check`` would start it.
+    """
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd, self.env = Path(cwd), dict(os.environ)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.learn.check_child", "--serve"], cwd=cwd,
+            env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def _fixed(self, env: dict[str, str]) -> dict[str, str]:
+        return {k: v for k, v in env.items() if k.startswith(FIXED_AT_START)}
+
+    def __call__(self, args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
+        if Path(cwd) != self.cwd or self._fixed(env) != self._fixed(self.env):
+            done = subprocess.run([sys.executable, "-m", "tests.learn.check_child", *args],
+                                  cwd=cwd, env=env, capture_output=True, text=True)
+            return done.returncode, done.stdout + done.stderr
+        assert self.process.stdin and self.process.stdout
+        self.process.stdin.write(json.dumps({"args": args, "env": env, "cwd": str(cwd)}) + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"the check server ended (exit code {self.process.poll()})")
+        reply = json.loads(answer)
+        return reply["code"], reply["output"]
+
+    def close(self) -> None:
+        if self.process.stdin:
+            self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+    sys.exit(serve() if sys.argv[1:] == ["--serve"] else main(*sys.argv[1:]))

@@ -24,6 +24,7 @@ listed once, each with a sentence, in tests/learn/mutation_equivalent.json.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -166,6 +167,10 @@ def preload(exercise: Exercise) -> None:
     _, status = os.waitpid(pid, 0)
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
         _import_tests(exercise)
+    # What is loaded now is set aside, in this process and in every child forked from
+    # it: pytest collects the garbage several times as a child's session ends, and
+    # would walk torch and the test modules each time.
+    gc.freeze()
 
 
 def _layer_started() -> bool:

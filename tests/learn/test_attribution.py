@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +21,10 @@ import pytest
 
 from minifx.learn import check
 from minifx.learn import workspace as ws
+from minifx.learn.exercises import EXERCISES as ALL_EXERCISES
 from minifx.learn.exercises import Exercise, chapter_exercises, find_exercise
 from tests import HELPER_MODULES
+from tests.learn.check_child import Server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -319,13 +322,23 @@ def solved(tmp_path_factory) -> Path:
     return workspace
 
 
+@pytest.fixture(scope="module")
+def launch():
+    """check's child, forked for each check from one process that imported torch, numba and
+    pytest once (a new process would spend most of its time importing them)."""
+    server = Server(ROOT)
+    yield server
+    server.close()
+
+
 def _line(report: str, exercise: Exercise) -> str:
     head = f"{exercise.id}  {exercise.qualname}: {exercise.title}: "
     return next(line for line in report.splitlines() if line.startswith(head))
 
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.id)
-def test_check_reports_the_planted_bug_under_its_exercise_only(solved, exercise, monkeypatch):
+def test_check_reports_the_planted_bug_under_its_exercise_only(solved, launch, exercise,
+                                                               monkeypatch):
     # The numpy backend: a fresh copy of tensor would compile its numba kernels first.
     monkeypatch.setenv("TENSOR_BACKEND", "numpy")
     reference = ws.solution(exercise)
@@ -333,7 +346,7 @@ def test_check_reports_the_planted_bug_under_its_exercise_only(solved, exercise,
     assert reference.count(old) == 1, f"{exercise.id}: the bug's place moved"
     ws.set_function(solved, exercise, reference.replace(old, new))
     try:
-        passed, report = check.check(exercise.chapter, solved)
+        passed, report = check.check(exercise.chapter, solved, launch=launch)
     finally:
         ws.set_function(solved, exercise, reference)
     assert not passed, report
@@ -376,3 +389,136 @@ def test_a_failing_assert_in_a_helper_module_shows_its_values(tmp_path):
 def test_every_helper_module_is_rewritten(name):
     module = importlib.import_module(name)
     assert "@py_builtins" in vars(module), f"{name}: pytest did not rewrite its asserts"
+
+
+# -- the verdicts check remembers ------------------------------------------------------
+class FakeChild:
+    """A ``launch`` that runs no test: each step of the plan passes with one test per
+    selector, except the labels in ``failing``; a step that waits for all the others
+    is skipped after a failure, as in the child. It records the labels it was given."""
+
+    def __init__(self) -> None:
+        self.failing: set[str] = set()
+        self.runs: list[list[str]] = []
+
+    def __call__(self, args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
+        steps = json.loads(Path(args[0]).read_text())["steps"]
+        self.runs.append([s["label"] for s in steps])
+        results: dict[str, dict] = {}
+        for s in steps:
+            if s.get("when_all_passed") and any(r["exit_code"] for r in results.values()):
+                results[s["label"]] = {"skipped": "an earlier step failed"}
+                continue
+            failed = s["label"] in self.failing
+            tests = [a for a in s["args"][2:] if a.startswith("tests/")]
+            results[s["label"]] = {"exit_code": int(failed), "outcomes": {
+                t: {"failed": failed, "message": "AssertionError" if failed else ""}
+                for t in tests}}
+        Path(args[1]).write_text(json.dumps(results))
+        return 0, ""
+
+
+@pytest.fixture
+def copied(tmp_path) -> tuple[Path, Path]:
+    """A copy of the checkout (what check reads of it) and a solved ch01 workspace on it."""
+    reference = tmp_path / "checkout"
+    ignore = shutil.ignore_patterns("__pycache__", ".*")
+    for tree in check.REFERENCE_TREES:
+        shutil.copytree(ROOT / tree, reference / tree, ignore=ignore)
+    for path in ROOT.iterdir():
+        if path.is_file() and not path.name.startswith("."):
+            shutil.copy(path, reference / path.name)
+    workspace = tmp_path / "ws"
+    ws.start("ch01", workspace, reference)
+    for exercise in chapter_exercises("ch01"):
+        ws.set_function(workspace, exercise, ws.solution(exercise, reference))
+    return reference, workspace
+
+
+def test_a_passed_step_is_run_again_only_when_what_decides_it_changed(copied, monkeypatch):
+    reference, workspace = copied
+    child = FakeChild()
+    ids = [e.id for e in chapter_exercises("ch01")]
+
+    def run() -> tuple[list[str], str]:
+        child.runs.clear()
+        passed, report = check.check("ch01", workspace, reference, launch=child)
+        return (child.runs[0] if child.runs else []), report
+
+    ran, first = run()
+    assert ran == [*ids, check.REST] and first.endswith("all passed")
+    ran, again = run()
+    assert ran == [] and again == first  # nothing to run, the same report
+
+    # another exercise's body is not this one's business; its own step and the rest run
+    two, three = find_exercise("ch01.2"), find_exercise("ch01.3")
+    old, new = BUGS["ch01.3"]
+    ws.set_function(workspace, three, ws.solution(three, reference).replace(old, new))
+    child.failing = {"ch01.3"}
+    ran, report = run()
+    assert ran == ["ch01.3", check.REST] and "not yet: ch01.3 FAILED;" in report
+    assert run()[0] == ["ch01.3", check.REST]  # a failure is never remembered
+    child.failing = set()
+    ws.set_function(workspace, three, ws.solution(three, reference))
+    assert run()[0] == []  # the code that passed before, and what it passed with
+
+    # what runs besides another exercise's body: its signature, decorators, docstring
+    head = ws.solution(two, reference).replace('"""', '"""Edited. ', 1)
+    ws.set_function(workspace, two, head)
+    assert run()[0] == [*ids, check.REST]  # every step runs the edited head
+    ws.set_function(workspace, two, ws.solution(two, reference))
+    assert run()[0] == []
+
+    # a line of the workspace outside the exercises
+    graph = workspace / "minifx" / "graph.py"
+    saved = graph.read_text()
+    graph.write_text(saved + "\n# a learner's note\n")
+    assert run()[0] == [*ids, check.REST]
+    graph.write_text(saved)
+
+    # one test file, a reference source, a lesson, the environment: everything again
+    test_file = reference / "tests" / "ch01" / "test_ch01_naming.py"
+    test_file.write_text(test_file.read_text() + "\n# changed\n")
+    assert run()[0] == [*ids, check.REST]
+    assert run()[0] == []
+    source = reference / "minifx" / "node.py"
+    source.write_text(source.read_text() + "\n# changed\n")
+    assert run()[0] == [*ids, check.REST]
+    lesson = next((reference / "lessons").glob("ch01_*.md"))
+    lesson.write_text(lesson.read_text() + "\n")
+    assert run()[0] == [*ids, check.REST]
+    monkeypatch.setenv("TENSOR_BACKEND", "numpy")
+    assert run()[0] == [*ids, check.REST]
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(reference / "elsewhere"))  # where, not what
+    assert run()[0] == []
+
+
+def test_the_remembered_rest_is_shown_only_when_every_exercise_passes(copied):
+    reference, workspace = copied
+    child = FakeChild()
+    assert check.check("ch01", workspace, reference, launch=child)[0]
+    # ch01.1's verdict is gone (the cache keeps the most recent ones) and now it fails
+    steps = check.plan("ch01", workspace, reference)["steps"]
+    key = next(s["key"] for s in steps if s["label"] == "ch01.1")
+    (workspace / check.CACHE / f"{key}.json").unlink()
+    child.failing = {"ch01.1"}
+    passed, report = check.check("ch01", workspace, reference, launch=child)
+    assert not passed and child.runs[-1] == ["ch01.1"]
+    assert "run once every exercise passes" in report  # as when the child skips it
+
+
+def test_the_survey_agrees_with_the_workspace_on_every_status(copied):
+    reference, workspace = copied
+    ws.start("ch03", workspace, reference)  # ch03's stubs
+    mine = find_exercise("ch01.4")
+    ws.set_function(workspace, mine, ws.solution(mine, reference).replace(
+        "qualname = name", "qualname = name  # mine", 1))
+    other = find_exercise("ch01.5")
+    old, new = BUGS["ch01.5"]
+    ws.set_function(workspace, other, ws.solution(other, reference).replace(old, new))
+    survey = check.Survey(workspace, reference)
+    statuses = {e.id: ws.status(e, workspace, reference) for e in ALL_EXERCISES}
+    assert {e.id: survey.status[e.id] for e in ALL_EXERCISES} == statuses
+    assert statuses["ch01.4"] == "reference" and statuses["ch01.5"] == "your code"
+    assert statuses["ch03.1"] == "to do"
+    assert all(survey.solutions[e.id] == ws.solution(e, reference) for e in ALL_EXERCISES)

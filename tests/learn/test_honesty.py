@@ -37,8 +37,13 @@ def _env(**extra: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def stubbed_runs(tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("honesty") / "results.json"
+    # about two hundred pytest sessions in one process: check's child sets the heap of
+    # the earlier ones aside as each starts (pytest collects the garbage at each end)
+    addopts = " ".join(filter(None, [os.environ.get("PYTEST_ADDOPTS"),
+                                     "-p tests.learn.check_child"]))
     done = subprocess.run([sys.executable, "-m", "tests.learn.honesty_child", str(out)],
-                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=1200)
+                          cwd=ROOT, env=_env(PYTEST_ADDOPTS=addopts), capture_output=True,
+                          text=True, timeout=1200)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return json.loads(out.read_text())
 
