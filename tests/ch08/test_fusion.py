@@ -390,7 +390,7 @@ def test_generated_source_powers_clamps_and_mixed_comparisons():
     assert "pow_1 = scalar.sqrt(x[i])" in source
     assert "pow_2 = scalar.rsqrt(x[i])" in source
     assert "pow_3 = x[i] ** 3" in source
-    assert "pow_4 = scalar.pow_(x[i], np.float32(2.5))" in source
+    assert "pow_4 = scalar.power(x[i], np.float32(2.5))" in source
     assert "clamp = scalar.maximum(x[i], np.float32(0.0))" in source
     assert "clamp_1 = scalar.minimum(x[i], np.float32(0.0))" in source
     assert "gt = np.float64(x[i]) > y[i]" in source  # compared in the common dtype
