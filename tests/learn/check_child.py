@@ -262,7 +262,10 @@ FIXED_AT_START = ("PYTHON", "TORCH_", "OMP_", "MKL_", "KMP_", "OPENBLAS_", "HYPO
 def _preload() -> None:
     for name in PRELOAD:
         importlib.import_module(name)
-    for plugin in entry_points(group="pytest11"):  # what pytest.main loads by itself
+    # What pytest.main loads by itself. Imported before pytest's assertion rewriting is
+    # set up, these plugins' own asserts are not rewritten (pytest warns); the tests'
+    # and their helpers' are, as in a new child.
+    for plugin in entry_points(group="pytest11"):
         plugin.load()
     gc.freeze()
 

@@ -158,6 +158,7 @@ def preload(exercise: Exercise) -> None:
     if _layer_started():
         raise RuntimeError("numba's threading layer was started before the mutants run, "
                            "so no child can be forked")
+    gc.freeze()  # see below; the collection of the tests here is a pytest session too
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the probe
         code = 2
