@@ -113,8 +113,9 @@ def _spans(text: str, exercises: tuple[Exercise, ...]) -> dict[str, FunctionSpan
 class Survey:
     """The workspace and the reference read once: each exercise's code, status and place.
 
-    ``status`` and ``source`` agree with ``workspace.status`` and
-    ``workspace.solution``; each file is parsed once for all its exercises.
+    ``status`` and ``solutions`` agree with ``workspace.status`` and
+    ``workspace.solution`` (a test checks it); each file is parsed once for all
+    its exercises, where those call ``stubs.function_span`` once per function.
     """
 
     def __init__(self, workspace: Path, reference: Path = REFERENCE) -> None:

@@ -249,9 +249,11 @@ def main(plan_path: str, out_path: str) -> int:
 
 
 # Imported once by the server: what every run needs and nothing that reads the
-# workspace (tensor, minifx, the tests' own modules).
-PRELOAD = ("numpy", "numba", "torch", "torch.fx", "hypothesis", "hypothesis.strategies",
-           "sybil", "pytest")
+# workspace (tensor, minifx, the tests' own modules). torch._dynamo (eight hundred
+# modules, sympy among them) is what torch imports lazily in most chapters' tests:
+# torch.testing's comparisons and torch.fx's errors reach it.
+PRELOAD = ("numpy", "numba", "torch", "torch.fx", "torch.testing", "torch._dynamo",
+           "hypothesis", "hypothesis.strategies", "sybil", "pytest")
 # Read when Python starts or a preloaded module is imported: a run whose environment
 # differs in one of these gets a new process instead of a fork.
 FIXED_AT_START = ("PYTHON", "TORCH_", "OMP_", "MKL_", "KMP_", "OPENBLAS_", "HYPOTHESIS")
@@ -260,7 +262,10 @@ FIXED_AT_START = ("PYTHON", "TORCH_", "OMP_", "MKL_", "KMP_", "OPENBLAS_", "HYPO
 def _preload() -> None:
     for name in PRELOAD:
         importlib.import_module(name)
-    for plugin in entry_points(group="pytest11"):  # what pytest.main loads by itself
+    # What pytest.main loads by itself. Imported before pytest's assertion rewriting is
+    # set up, these plugins' own asserts are not rewritten (pytest warns); the tests'
+    # and their helpers' are, as in a new child.
+    for plugin in entry_points(group="pytest11"):
         plugin.load()
     gc.freeze()
 

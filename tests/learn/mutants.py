@@ -151,11 +151,14 @@ def preload(exercise: Exercise) -> None:
                 del os.environ["TENSOR_BACKEND"]
             else:
                 os.environ["TENSOR_BACKEND"] = chosen
-    for name in ("pytest", "torch", "torch.fx", "minifx", "hypothesis"):
+    # torch._dynamo: what torch.testing's comparisons and torch.fx's errors import lazily
+    for name in ("pytest", "torch", "torch.fx", "torch.testing", "torch._dynamo", "minifx",
+                 "hypothesis"):
         importlib.import_module(name)
     if _layer_started():
         raise RuntimeError("numba's threading layer was started before the mutants run, "
                            "so no child can be forked")
+    gc.freeze()  # see below; the collection of the tests here is a pytest session too
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the probe
         code = 2
