@@ -81,6 +81,7 @@ class _Recorder(TensorDispatchMode):
         self.alive.append(value._array)
         self.memory.add(id(_memory_of(value._array)))
 
+    # --8<-- [start:node_of]
     def node_of(self, value: Tensor, func: Any) -> Node:
         """The node that stands for the Tensor ``value``, an argument of primitive ``func``.
 
@@ -118,6 +119,7 @@ class _Recorder(TensorDispatchMode):
         node = self.graph.create_node("get_attr", name, name=_attr_node_name(name))
         self.bind(value, node)
         return node
+    # --8<-- [end:node_of]
 
     def as_arg(self, value: Any, func: Any) -> Any:
         if isinstance(value, Tensor):
@@ -131,6 +133,7 @@ class _Recorder(TensorDispatchMode):
             return {k: self.as_arg(v, func) for k, v in value.items()}
         return value
 
+    # --8<-- [start:tensor_dispatch]
     def __tensor_dispatch__(self, func, types, args=(), kwargs=None):
         """Record one primitive call as one node, run it beneath this mode, return its result.
 
@@ -160,6 +163,7 @@ class _Recorder(TensorDispatchMode):
         if isinstance(out, Tensor):
             self.bind(out, node)
         return out
+    # --8<-- [end:tensor_dispatch]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -209,6 +213,7 @@ def _named_tensors(fn: Any) -> dict[str, Tensor]:
     return dict((*fn.named_parameters(), *fn.named_buffers()))
 
 
+# --8<-- [start:make_fx]
 def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
             tracing_mode: str = "real") -> Callable[..., GraphModule]:
     """``make_fx(fn)(*args)``: a GraphModule of the primitives ``fn(*args)`` calls.
@@ -271,6 +276,7 @@ def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
         return _LazyGraphModule(root, graph, name)
 
     return traced
+# --8<-- [end:make_fx]
 
 
 def _output_arg(result: Any, recorder: _Recorder) -> Any:

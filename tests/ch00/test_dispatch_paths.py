@@ -10,6 +10,7 @@ implementation, and through the public API.
 
 import collections
 
+import numpy as np
 import pytest
 
 import tensor
@@ -47,7 +48,7 @@ class Mode(TensorFunctionMode):
 
     def __tensor_function__(self, f, types, args=(), kwargs=None):
         self.calls.append((f, types, args, kwargs, tuple(overrides._function_modes)))
-        if self.answer == "raise":
+        if isinstance(self.answer, str) and self.answer == "raise":
             raise KeyError("from the mode")
         return ("mode", types) if self.answer is None else self.answer
 
@@ -118,6 +119,12 @@ def test_a_mode_that_answers_falsy_is_answered():
     mode = Mode(answer=0)
     with mode:
         assert overrides.dispatch(func, impl, (Handler(),)) == 0
+
+
+def test_a_mode_answer_is_told_from_not_implemented_by_identity():
+    answer = np.array([1.0, 2.0])  # == and != on it compare elementwise
+    with Mode(answer=answer):
+        assert overrides.dispatch(func, impl, (1,)) is answer
 
 
 def test_public_calls_take_the_general_path_with_a_mode():
