@@ -135,20 +135,25 @@ EXERCISES: list[Exercise] = [
         ("tensor/_shape.py", "in_op", "name the op and its shapes in an error",
          "Write each shape as a list; one shape is singular, several are joined with commas "
          "and a last and.",
-         ("tests/ch00/test_shape_helpers.py::test_in_op_names_the_op_and_its_shapes", "tests/ch00/test_shape_rules.py")),
+         ("tests/ch00/test_shape_helpers.py::test_in_op_names_the_op_and_its_shapes",
+          "tests/ch00/test_shape_rules.py")),
         ("tensor/_shape.py", "contiguous_strides", "row-major strides",
          "From the last dim to the first, a running product of the sizes, a 0 counted as 1; "
          "reverse at the end.",
-         ("tests/ch00/test_shape_helpers.py::test_contiguous_strides_as_torch", "tests/ch00/test_shape_rules.py")),
+         ("tests/ch00/test_shape_helpers.py::test_contiguous_strides_as_torch",
+          "tests/ch00/test_shape_rules.py")),
         ("tensor/_shape.py", "is_contiguous", "is a view row-major without gaps",
          "Walk the dims from the last, with the stride expected so far; size-1 dims are "
          "skipped; the first other dim with another stride answers False.",
          ("tests/ch00/test_shape_helpers.py::test_is_contiguous_as_torch",
-          "tests/ch00/test_shape_helpers.py::test_is_contiguous_ignores_only_size_one_dims")),
+          "tests/ch00/test_shape_helpers.py::test_is_contiguous_ignores_only_size_one_dims",
+          "tests/ch00/test_shape_helpers.py::test_is_contiguous_compares_strides_by_value")),
         ("tensor/_shape.py", "linear_shape", "the shape of a linear layer's output",
          "Four checks in the docstring's order, each with torch's sentence; then the input's "
          "shape with out_features as its last size.",
-         ("tests/ch00/test_shape_helpers.py::test_linear_shape_as_torch", "tests/ch00/test_shape_helpers.py::test_linear_shape_errors")),
+         ("tests/ch00/test_shape_helpers.py::test_linear_shape_as_torch",
+          "tests/ch00/test_shape_helpers.py::test_linear_shape_errors",
+          "tests/ch00/test_shape_helpers.py::test_linear_shape_compares_sizes_by_value")),
         ("tensor/_shape.py", "window_count", "how many windows fit along an axis",
          "The span the first window may move; floor division by the stride, plus one. In "
          "ceil mode round up, then drop a last window that would start past the input.",

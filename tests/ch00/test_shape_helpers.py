@@ -64,6 +64,16 @@ def test_is_contiguous_ignores_only_size_one_dims():
     assert is_contiguous((3, 2, 1), (2, 1, 1))
 
 
+def test_is_contiguous_compares_strides_by_value():
+    # Sizes past CPython's small-int cache: a stride equal to the expected one is
+    # another int object than the product computed along the way.
+    rows, cols = int("3"), int("400")
+    for view in (torch.empty(rows, cols), torch.empty(rows, cols, 2)[:, :, 0],
+                 torch.empty(rows, 1, cols)):
+        assert is_contiguous(tuple(view.shape), tuple(int(str(s)) for s in view.stride())) \
+            is view.is_contiguous()
+
+
 LINEAR_CASES = [
     ((4, 3), (2, 3), (2,)),
     ((3,), (5, 3), None),
@@ -73,6 +83,11 @@ LINEAR_CASES = [
     ((4, 3), (2, 3), (1,)),
     ((5, 2, 0), (3, 0), None),
 ]
+
+
+def test_linear_shape_compares_sizes_by_value():
+    features = int("1000")  # past the small-int cache: equal, not the same object
+    assert linear_shape((2, features), (3, int("1000")), None) == (2, 3)
 
 
 @pytest.mark.parametrize("x, w, b", LINEAR_CASES)
@@ -103,7 +118,8 @@ def test_linear_shape_errors():
     with pytest.raises(RuntimeError) as error:
         linear_shape((), (2, 3, 4), None)  # the weight is checked first
     assert "2-d weight" in str(error.value)
-    for x, w in [((4, 5), (2, 3)), ((2, 3, 5), (2, 4)), ((7,), (2, 3))]:
+    for x, w in [((4, 5), (2, 3)), ((2, 3, 5), (2, 4)), ((7,), (2, 3)), ((4, 2), (2, 3)),
+                 ((3,), (2, 7))]:
         with pytest.raises(RuntimeError) as error:
             linear_shape(x, w, None)
         assert str(error.value) == _torch_error(x, w, None) + in_op("linear", x, w)
