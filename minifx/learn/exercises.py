@@ -858,10 +858,10 @@ EXERCISES: list[Exercise] = [
         "ch12",
         ("tensor/dispatch.py", "_push", "put a mode on the stack",
          "Append to the stack; the first mode on an empty stack also turns the router on.",
-         ("tests/ch12/test_mode_stack.py", "tests/ch12/test_modes.py")),
+         ("tests/ch12/test_mode_stack.py",)),
         ("tensor/dispatch.py", "_pop", "take the top mode off the stack",
          "Pop the last mode and return it; the stack left empty turns the router off.",
-         ("tests/ch12/test_mode_stack.py", "tests/ch12/test_modes.py")),
+         ("tests/ch12/test_mode_stack.py",)),
         ("tensor/dispatch.py", "call_with_modes", "hand a primitive to the top mode",
          "The top mode leaves the stack while its handler runs and comes back after, "
          "whatever happens; use the stack helpers that also switch the router.",
@@ -869,21 +869,21 @@ EXERCISES: list[Exercise] = [
         ("tensor/dispatch.py", "TensorDispatchMode.__enter__", "enter a mode, once",
          "Refuse a mode that is already somewhere on the stack; otherwise push it and hand "
          "it back for the with statement's as.",
-         ("tests/ch12/test_mode_stack.py", "tests/ch12/test_modes.py")),
+         ("tests/ch12/test_mode_stack.py",)),
         ("tensor/dispatch.py", "TensorDispatchMode.__exit__", "leave a mode, from the top",
          "Only the mode on top may leave; an empty stack or another mode on top is the "
          "stack error. Then pop.",
-         ("tests/ch12/test_mode_stack.py", "tests/ch12/test_modes.py")),
+         ("tests/ch12/test_mode_stack.py",)),
         ("tensor/dispatch.py", "_kernel", "the front end computes while a kernel runs",
          "Remember whether the router was on; only then switch it off before the block "
          "and on again after it, whatever the block does.",
-         ("tests/ch12/test_mode_stack.py", "tests/ch12/test_modes.py")),
+         ("tests/ch12/test_mode_stack.py",)),
         ("minifx/experimental/proxy_tensor.py", "_Recorder.node_of",
          "find or make the node of a tensor argument",
          "Look the array's identity up among the bound nodes first. Else a name: the "
          "module's, a refusal for a view of traced memory, or a new numbered constant; "
          "then a get_attr node, bound.",
-         ("tests/ch12/test_make_fx_recording.py", "tests/ch12/test_make_fx.py")),
+         ("tests/ch12/test_make_fx_recording.py",)),
         ("minifx/experimental/proxy_tensor.py", "_Recorder.__tensor_dispatch__",
          "record a primitive call as a node",
          "A decomposition runs instead, with the recorder entered again; otherwise make "
@@ -894,7 +894,7 @@ EXERCISES: list[Exercise] = [
          "Check the mode, split the table by key kind; the traced function builds a graph "
          "and a recorder, fakes the inputs when asked, makes the placeholders, runs fn "
          "under the stacked modes, writes the output, tidies and wraps the graph.",
-         ("tests/ch12/test_make_fx_recording.py", "tests/ch12/test_make_fx.py")),
+         ("tests/ch12/test_make_fx_recording.py",)),
         ("minifx/passes/fake_tensor_prop.py", "FakeTensorProp.run_node",
          "record each node's fake value",
          "Let the Interpreter run the node; map_aggregate over the result keeps fake "
