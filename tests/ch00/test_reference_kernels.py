@@ -137,3 +137,27 @@ def test_binary_broadcasts_as_torch(op):
     _bits_equal(ours, expected)
     zero_d = ref.binary(op, np.array(1.5, np.float32), np.array(2.0, np.float32))
     assert type(zero_d) is np.ndarray and zero_d.shape == ()
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "maximum", "minimum"])
+@pytest.mark.parametrize("value", [2.0, 0.5, -1.0, 3.0])
+def test_binary_with_a_number_operand_as_torch(op, value):
+    # Only pow has special exponents: other ops with the same numbers compute as they are.
+    ours = ref.binary(op, SPECIAL, np.float32(value))
+    other = torch.tensor(value, dtype=torch.float32)  # maximum takes no plain number
+    _bits_equal(ours, getattr(torch, op)(torch.from_numpy(SPECIAL), other))
+
+
+def test_pow_is_recognised_by_its_name_not_its_object():
+    pow_ = "".join(["p", "ow"])  # equal to "pow", another str object
+    _bits_equal(ref.binary(pow_, SPECIAL, np.float32(0.5)),
+                torch.pow(torch.from_numpy(SPECIAL), 0.5))
+    _bits_equal(ref.binary(pow_, SPECIAL, np.array(0.5, np.float32)),
+                torch.pow(torch.from_numpy(SPECIAL), torch.tensor(0.5)))
+
+
+def test_pow_by_an_exponent_array_larger_than_the_base():
+    base = np.array([[4.0], [-0.0], [0.25]], np.float32)
+    exps = np.array([[0.5, 2.0], [0.5, 3.0], [-0.5, 1.0]], np.float32)
+    _bits_equal(ref.binary("pow", base, exps),
+                torch.pow(torch.from_numpy(base), torch.from_numpy(exps)))
