@@ -11,13 +11,20 @@ import math
 from collections.abc import Sequence
 
 
+# --8<-- [start:in_op]
 def in_op(op: str, *shapes: Sequence[int]) -> str:
     """`` (in add: shapes [2, 3] and [4, 3])``: what every shape error appends to torch's
-    sentence, so the message names the operation and the shapes it was given."""
+    sentence, so the message names the operation and the shapes it was given.
+
+    Each shape is written as a list. One shape: `` (in OP: shape [2, 3])``;
+    two or more: `` (in OP: shapes A, B and C)``, the last one after "and"
+    and the others joined by ", ". The text starts with a space.
+    """
     listed = [str(list(s)) for s in shapes]
     if len(listed) == 1:
         return f" (in {op}: shape {listed[0]})"
     return f" (in {op}: shapes {', '.join(listed[:-1])} and {listed[-1]})"
+# --8<-- [end:in_op]
 
 
 # --8<-- [start:broadcast_shapes]
@@ -114,8 +121,23 @@ def matmul_shape(a: tuple, b: tuple) -> tuple:
 # --8<-- [end:matmul_shape]
 
 
+# --8<-- [start:linear_shape]
 def linear_shape(x: tuple, w: tuple, b: tuple | None) -> tuple:
-    """The shape of ``linear(x, w, b)``, or torch's error (the public op and its meta)."""
+    """The shape of ``linear(x, w, b)``, or torch's error (the public op and its meta).
+
+    The result, a tuple, is ``x``'s shape with its last size replaced by
+    ``w[0]`` (out_features). The checks, in this order, each a RuntimeError:
+
+    - ``w`` not 2-d: "linear(): expected a 2-d weight, got shape {list(w)}";
+    - ``x`` 0-d: "linear(): input must have at least 1 dimension, got a 0-d
+      tensor";
+    - ``x[-1] != w[1]``: "mat1 and mat2 shapes cannot be multiplied
+      ({rows}x{x[-1]} and {w[1]}x{w[0]})" followed by
+      ``in_op('linear', x, w)``, with rows the product of ``x``'s other sizes;
+    - a bias ``b`` (None: no bias) whose shape is none of ``(w[0],)``,
+      ``(1,)`` and ``()``: "linear(): bias of shape {list(b)} does not match
+      out_features={w[0]}".
+    """
     if len(w) != 2:
         raise RuntimeError(f"linear(): expected a 2-d weight, got shape {list(w)}")
     if not x:
@@ -131,20 +153,36 @@ def linear_shape(x: tuple, w: tuple, b: tuple | None) -> tuple:
             f"linear(): bias of shape {list(b)} does not match out_features={w[0]}"
         )
     return tuple(x[:-1]) + (w[0],)
+# --8<-- [end:linear_shape]
 
 
+# --8<-- [start:contiguous_strides]
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    """Row-major strides in elements, torch's way (a size-0 dim counts as 1)."""
+    """Row-major strides in elements, torch's way (a size-0 dim counts as 1).
+
+    A tuple, one stride per dim: the last dim's is 1, and each other dim's is
+    the next dim's stride times the next dim's size, a size 0 counted as 1 (so
+    no stride is 0). A 0-d shape gives ``()``.
+    """
     strides = []
     step = 1
     for size in reversed(shape):
         strides.append(step)
         step *= max(size, 1)
     return tuple(reversed(strides))
+# --8<-- [end:contiguous_strides]
 
 
+# --8<-- [start:is_contiguous]
 def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
-    """Row-major with no gaps; torch ignores the strides of size-1 dims here."""
+    """Row-major with no gaps; torch ignores the strides of size-1 dims here.
+
+    From the last dim to the first, each dim whose size is not 1 must have as
+    its stride the product of the sizes of the dims after it (1 for the
+    last): the first that does not gives False, else True. Dims of size 1
+    are skipped, whatever their strides; a 0-d shape is contiguous. An
+    empty shape (a size 0) gets no special case.
+    """
     expected = 1
     for size, stride in zip(reversed(shape), reversed(strides)):
         if size != 1:
@@ -152,6 +190,7 @@ def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
                 return False
             expected *= size
     return True
+# --8<-- [end:is_contiguous]
 
 
 # --8<-- [start:view_strides]
@@ -245,9 +284,18 @@ def infer_size(shape: tuple[int, ...], numel: int, name: str,
 # --8<-- [end:infer_size]
 
 
+# --8<-- [start:window_count]
 def window_count(size: int, kernel: int, stride: int, pad: int, dilation: int = 1,
                  ceil_mode: bool = False) -> int:
-    """How many windows of a conv or pool fit along one axis (torch's ceil_mode rule)."""
+    """How many windows of a conv or pool fit along one axis (torch's ceil_mode rule).
+
+    With ``span = size + 2*pad - dilation*(kernel - 1) - 1`` (how far the
+    first window's start may move): ``span // stride + 1`` windows. With
+    ``ceil_mode`` the division rounds up instead, and then one window fewer
+    when the last one would start at or after ``size + pad``: torch lets a
+    window hang over the right edge, never start beyond the input and its
+    left padding.
+    """
     span = size + 2 * pad - dilation * (kernel - 1) - 1
     if not ceil_mode:
         return span // stride + 1
@@ -255,6 +303,7 @@ def window_count(size: int, kernel: int, stride: int, pad: int, dilation: int = 
     if (out - 1) * stride >= size + pad:  # the last window must start inside
         out -= 1
     return out
+# --8<-- [end:window_count]
 
 
 def output_hw(hw: Sequence[int], kernel, stride, padding, dilation=(1, 1),

@@ -63,9 +63,18 @@ def _route(on: bool) -> None:
         _router_on(on)
 
 
+# --8<-- [start:kernel]
 @contextlib.contextmanager
 def _kernel():
-    """While a primitive's own code runs, the front end computes directly."""
+    """While a primitive's own code runs, the front end computes directly.
+
+    A context manager (a generator under ``contextlib.contextmanager``). When
+    the router is on as the block starts (``_routing``), it is switched off
+    with ``_route(False)`` for the block and on again with ``_route(True)``
+    after it, also when the block raises. When it is off, nothing is
+    switched, neither before nor after: a primitive that runs inside another
+    one's kernel leaves the router as the outer one set it.
+    """
     was = _routing
     if was:
         _route(False)
@@ -74,6 +83,7 @@ def _kernel():
     finally:
         if was:
             _route(True)
+# --8<-- [end:kernel]
 
 
 def active_modes() -> tuple[TensorDispatchMode, ...]:
@@ -81,19 +91,32 @@ def active_modes() -> tuple[TensorDispatchMode, ...]:
     return tuple(_modes)
 
 
+# --8<-- [start:push]
 def _push(mode: TensorDispatchMode) -> None:
+    """Put ``mode`` on top of the stack (the end of ``_modes``). When it is the only
+    mode there, switch the router on with ``_route(True)``: from then on the
+    front end's backend calls are primitives, which the modes see. Pushing onto
+    a stack that already holds a mode switches nothing."""
     _modes.append(mode)
     if len(_modes) == 1:
         _route(True)
+# --8<-- [end:push]
 
 
+# --8<-- [start:pop]
 def _pop() -> TensorDispatchMode:
+    """Take the top mode off the stack and return it. When the stack is left empty,
+    switch the router off with ``_route(False)``, handing the front end back to
+    the kernels; while a mode is left, switch nothing. An empty stack raises
+    IndexError, as ``list.pop`` does."""
     mode = _modes.pop()
     if not _modes:
         _route(False)
     return mode
+# --8<-- [end:pop]
 
 
+# --8<-- [start:call_with_modes]
 def call_with_modes(func: Any, types: tuple, args: tuple, kwargs: dict) -> Any:
     """Hand one primitive call to the top mode, with that mode off the stack while
     its handler runs (so the handler's own calls go beneath it).
@@ -115,6 +138,7 @@ def call_with_modes(func: Any, types: tuple, args: tuple, kwargs: dict) -> Any:
         return mode.__tensor_dispatch__(func, types, args, kwargs)
     finally:
         _push(mode)
+# --8<-- [end:call_with_modes]
 
 
 class TensorDispatchMode:
@@ -130,13 +154,22 @@ class TensorDispatchMode:
     def __tensor_dispatch__(self, func, types, args=(), kwargs=None):
         raise NotImplementedError(f"{type(self).__name__} does not define __tensor_dispatch__")
 
+    # --8<-- [start:enter]
     def __enter__(self):
+        """Push this mode (`_push`) and return it. A mode already on the stack raises
+        RuntimeError("{class name} is already active: a mode is entered once")."""
         if self in _modes:
             raise RuntimeError(f"{type(self).__name__} is already active: a mode is entered once")
         _push(self)
         return self
+    # --8<-- [end:enter]
 
+    # --8<-- [start:exit]
     def __exit__(self, *exc_info) -> None:
+        """Pop this mode (`_pop`), which must be the top one. An empty stack, or another
+        mode on top, raises RuntimeError("{class name} left out of order: modes are
+        a stack") and leaves the stack as it is."""
         if not _modes or _modes[-1] is not self:
             raise RuntimeError(f"{type(self).__name__} left out of order: modes are a stack")
         _pop()
+    # --8<-- [end:exit]

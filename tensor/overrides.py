@@ -62,7 +62,18 @@ def _count_as_plain(cls: type, plain: bool) -> None:
     _KIND[cls] = _INERT if plain else _SUBCLASS
 
 
+# --8<-- [start:kind_of]
 def _kind_of(t: type) -> int:
+    """How the protocol treats an argument of type ``t``: decided, recorded in
+    ``_KIND[t]`` and returned. The first that fits, in this order:
+
+    - ``_CONTAINER`` for a tuple or a list, their subclasses too (a named tuple);
+    - ``_MAPPING`` for a dict or a subclass of dict;
+    - ``_INERT`` when ``t`` has no ``__tensor_function__`` (or it is None);
+    - ``_SUBCLASS`` for a subclass of Tensor (``_base_tensor``, once
+      registered) that has one;
+    - ``_HANDLER`` for any other type that has one.
+    """
     if isinstance(t, type) and issubclass(t, (tuple, list)):
         kind = _CONTAINER
     elif isinstance(t, type) and issubclass(t, dict):
@@ -75,6 +86,7 @@ def _kind_of(t: type) -> int:
         kind = _HANDLER
     _KIND[t] = kind
     return kind
+# --8<-- [end:kind_of]
 
 
 # --8<-- [start:collect]
@@ -101,13 +113,19 @@ def _collect(items: Iterable, found: list) -> None:
 # --8<-- [end:collect]
 
 
+# --8<-- [start:relevant_args]
 def relevant_args(args: Iterable, kwargs: dict | None = None) -> list:
-    """The arguments (searched through lists, tuples and dicts) whose type has a handler."""
+    """The arguments (searched through lists, tuples and dicts) whose type has a handler.
+
+    A new list, found with `_collect`: those among ``args`` first, then those
+    among the values of ``kwargs`` (None or empty: no keyword arguments).
+    """
     found: list = []
     _collect(args, found)
     if kwargs:
         _collect(kwargs.values(), found)
     return found
+# --8<-- [end:relevant_args]
 
 
 def has_tensor_function(args: Iterable) -> bool:
@@ -172,17 +190,24 @@ def handle_tensor_function(
 # --8<-- [end:handle]
 
 
+# --8<-- [start:disable_subclass_dispatch]
 @contextlib.contextmanager
 def disable_subclass_dispatch():
     """Treat Tensor subclasses as plain tensors for a while (torch's
     DisableTorchFunctionSubclass): the default handler uses it to run the real
-    function without asking the subclass again. Other handler types still count."""
+    function without asking the subclass again. Other handler types still count.
+
+    Inside the block ``_subclass_dispatch_off`` is one higher; after it, also when
+    the block raises, it is back to what it was. A counter, not a flag, so that
+    blocks nest: the inner one's end leaves the outer one's in force.
+    """
     global _subclass_dispatch_off
     _subclass_dispatch_off += 1
     try:
         yield
     finally:
         _subclass_dispatch_off -= 1
+# --8<-- [end:disable_subclass_dispatch]
 
 
 # --8<-- [start:tensor_function]
@@ -210,14 +235,31 @@ def tensor_function(impl: Callable) -> Callable:
         return dispatch(public, impl, args, kwargs)
 
     return public
+# --8<-- [end:tensor_function]
 
 
+# --8<-- [start:dispatch]
 def dispatch(func: Callable, impl: Callable, args: tuple, kwargs: dict | None = None) -> Any:
     """The protocol's general path: the handlers of the arguments' types, asked
     with ``func`` (the public callable), or ``impl`` when none takes over.
     ``tensor_function``'s wrapper comes here once its fast path fails; so do
     the binary arithmetic ops, which test for plain operands themselves and
-    skip the wrapper (``tensor._functions._plain_first``)."""
+    skip the wrapper (``tensor._functions._plain_first``).
+
+    - ``kwargs`` None means no keyword arguments; the arguments that take
+      over are found once, with `relevant_args`.
+    - While a `TensorFunctionMode` is on, the top one (the last of
+      ``_function_modes``) is asked first:
+      ``mode.__tensor_function__(func, types, args, kwargs)``, with ``types``
+      the found arguments' types in `_ordered_types` order as a tuple, or,
+      when none was found, the Tensor types among the arguments
+      (`_tensor_types`). The mode is off the stack while it runs, so what it
+      calls runs beneath it, and back on top afterwards, also when it
+      raises. Its answer, unless `NotImplemented`, is the result.
+    - Else, when some argument takes over: `handle_tensor_function` with
+      ``func``, the found arguments, and the call's arguments.
+    - Else the implementation: ``impl(*args, **kwargs)``.
+    """
     kwargs = kwargs or {}
     found = relevant_args(args, kwargs)
     if _function_modes:
@@ -232,13 +274,19 @@ def dispatch(func: Callable, impl: Callable, args: tuple, kwargs: dict | None = 
     if found:
         return handle_tensor_function(func, found, *args, **kwargs)
     return impl(*args, **kwargs)
+# --8<-- [end:dispatch]
 
 
-# --8<-- [end:tensor_function]
-
-
+# --8<-- [start:tensor_types]
 def _tensor_types(args: tuple, kwargs: dict) -> tuple:
-    """The Tensor types among the arguments (a mode's ``types`` for plain tensors)."""
+    """The Tensor types among the arguments (a mode's ``types`` for plain tensors).
+
+    A tuple, each type once, in order of first appearance: the positional
+    arguments, then the values of ``kwargs``; a tuple or list argument is
+    looked into, one level deep (not deeper, and not into dicts). An item
+    counts when it is an instance of Tensor (``_base_tensor``), under its own
+    type (a subclass's); before Tensor is registered nothing counts.
+    """
     types: list[type] = []
     for value in (*args, *kwargs.values()):
         for item in value if isinstance(value, (tuple, list)) else (value,):
@@ -246,6 +294,7 @@ def _tensor_types(args: tuple, kwargs: dict) -> tuple:
             if _base_tensor is not None and isinstance(item, _base_tensor) and t not in types:
                 types.append(t)
     return tuple(types)
+# --8<-- [end:tensor_types]
 
 
 # --8<-- [start:function_mode]

@@ -96,7 +96,26 @@ class _Recorder(TensorDispatchMode):
         self.seen = len(self.alive)
         return id(_memory_of(arr)) in self.memory
 
+    # --8<-- [start:node_of]
     def node_of(self, value: Tensor, func: Any) -> Node:
+        """The node that stands for the Tensor ``value``, an argument of primitive ``func``.
+
+        - A tensor already bound (a placeholder's, a primitive's result, a
+          constant met before): its node, found by its array's identity
+          (``self.nodes`` is keyed by ``id(value._array)``).
+        - Otherwise a new ``get_attr`` node, bound (`bind`) so that the next
+          call finds it, named ``_attr_node_name(target)``. Its target is the
+          qualified name ``self.named`` gives the array's identity (a
+          parameter or buffer of the traced Module); for any other tensor, a
+          new constant in ``self.constants`` (the tensor under its name):
+          ``_param_constant{k}`` for a `tensor.nn.Parameter`,
+          ``_tensor_constant{k}`` for the rest, k the number of constants of
+          that prefix so far.
+        - A tensor with no name whose memory (`_memory_of` its array) is one
+          a bound tensor is a view of (``self.memory``) was made outside the
+          primitives: RuntimeError naming ``func`` (its repr) and saying it
+          "shares memory with a traced value"; no node is made.
+        """
         arr = value._array
         node = self.nodes.get(id(arr))
         if node is not None:
@@ -116,6 +135,7 @@ class _Recorder(TensorDispatchMode):
         node = self.graph.create_node("get_attr", name, name=_attr_node_name(name))
         self.bind(value, node)
         return node
+    # --8<-- [end:node_of]
 
     def arg_nodes(self, args: tuple, func: Any) -> tuple:
         """A primitive's positional arguments with each Tensor replaced by its node
@@ -145,6 +165,7 @@ class _Recorder(TensorDispatchMode):
             return {k: self.as_arg(v, func) for k, v in value.items()}
         return value
 
+    # --8<-- [start:tensor_dispatch]
     def __tensor_dispatch__(self, func, types, args=(), kwargs=None):
         """Record one primitive call as one node, run it beneath this mode, return its result.
 
@@ -177,6 +198,7 @@ class _Recorder(TensorDispatchMode):
         if isinstance(out, Tensor):
             self.bind(out, node)
         return out
+    # --8<-- [end:tensor_dispatch]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -243,6 +265,7 @@ def _named_tensors(fn: Any) -> dict[int, tuple[str, Tensor]]:
     return params
 
 
+# --8<-- [start:make_fx]
 def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
             tracing_mode: str = "real") -> Callable[..., GraphModule]:
     """``make_fx(fn)(*args)``: a GraphModule of the primitives ``fn(*args)`` calls.
@@ -251,6 +274,28 @@ def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
     fake twins under a `tensor.fake.FakeTensorMode`, computing shapes only
     and allocating no activation. Either way the GraphModule computes what
     ``fn`` computes, for inputs that take the same Python path.
+
+    - Another ``tracing_mode`` raises ValueError("make_fx: tracing_mode must
+      be 'real' or 'fake', got {tracing_mode!r}") at once.
+    - ``decomposition_table`` (None is empty) is split: entries keyed by a
+      primitive (a `tensor.ops.OpOverload`) go to the recorder; the others,
+      public ops, to a `_Decomposer` mode, made only when there are some.
+    - Each call of the returned function traces afresh: a new Graph and a
+      `_Recorder` of it, told the qualified name of each parameter and
+      buffer of a Module ``fn`` by its array's identity (`_named_tensors`;
+      a tensor held under two names keeps the first). Under ``"fake"``, a
+      new `FakeTensorMode`, and each Tensor argument becomes its fake twin
+      (``from_tensor``); other arguments stay as they are.
+    - One placeholder per argument, ``arg0_1``, ``arg1_1``, ..., a Tensor
+      bound to its placeholder (`_Recorder.bind`). Then ``fn`` runs on them
+      with the modes entered by `_Modes`: the fake mode at the bottom, the
+      recorder, the decomposer on top.
+    - The output node's argument is the result with each Tensor replaced by
+      its node (`_output_arg`); then the dead code is eliminated.
+    - The result is a `_LazyGraphModule` of the graph, its root holding the
+      recorder's constants and the named tensors some ``get_attr`` reads,
+      named after ``fn``'s class for a Module, else ``fn.__name__``, else
+      ``"GraphModule"``.
     """
     if tracing_mode not in ("real", "fake"):
         raise ValueError(f"make_fx: tracing_mode must be 'real' or 'fake', got {tracing_mode!r}")
@@ -276,6 +321,7 @@ def make_fx(fn: Callable[..., Any], decomposition_table: dict | None = None,
         return _LazyGraphModule(recorder.attrs, graph, name)  # installs what get_attr nodes read
 
     return traced
+# --8<-- [end:make_fx]
 
 
 def _output_arg(result: Any, recorder: _Recorder) -> Any:

@@ -119,6 +119,69 @@ EXERCISES: list[Exercise] = [
          "accumulator, then fold every other row into it: added, or kept when better.",
          ("tests/ch00/test_kernel_family.py::test_reduce_over_any_dims_on_every_layout",
           "tests/ch00/test_kernel_family.py::test_amax_and_amin_propagate_nan")),
+        ("tensor/overrides.py", "dispatch", "the protocol's general path",
+         "The top function mode first, off the stack while it answers; then the handlers "
+         "of the arguments that take over; then the implementation.",
+         ("tests/ch00/test_dispatch_paths.py", "tests/ch00/test_dispatch.py")),
+        ("tensor/overrides.py", "_kind_of", "classify an argument type once",
+         "Containers, then mappings, then types without a handler, then Tensor subclasses, "
+         "then handlers; record the answer before returning it.",
+         ("tests/ch00/test_dispatch_paths.py", "tests/ch00/test_dispatch.py")),
+        ("tensor/overrides.py", "_tensor_types", "the Tensor types of a plain call",
+         "Walk the positional arguments then the keyword values, opening one level of "
+         "tuple or list; keep each Tensor's type once, in order.",
+         ("tests/ch00/test_dispatch_paths.py",)),
+        ("tensor/overrides.py", "relevant_args", "the arguments that take over",
+         "One list, filled by the collector from the positional arguments, then from the "
+         "keyword values when there are any.",
+         ("tests/ch00/test_dispatch_paths.py", "tests/ch00/test_dispatch.py")),
+        ("tensor/overrides.py", "disable_subclass_dispatch", "turn subclasses off for a while",
+         "A generator context manager around a module counter: up before the block, down "
+         "after it, whatever happens.",
+         ("tests/ch00/test_dispatch_paths.py", "tests/ch00/test_dispatch.py")),
+        ("tensor/_shape.py", "in_op", "name the op and its shapes in an error",
+         "Write each shape as a list; one shape is singular, several are joined with commas "
+         "and a last and.",
+         ("tests/ch00/test_shape_helpers.py::test_in_op_names_the_op_and_its_shapes",
+          "tests/ch00/test_shape_rules.py")),
+        ("tensor/_shape.py", "contiguous_strides", "row-major strides",
+         "From the last dim to the first, a running product of the sizes, a 0 counted as 1; "
+         "reverse at the end.",
+         ("tests/ch00/test_shape_helpers.py::test_contiguous_strides_as_torch",
+          "tests/ch00/test_shape_rules.py")),
+        ("tensor/_shape.py", "is_contiguous", "is a view row-major without gaps",
+         "Walk the dims from the last, with the stride expected so far; size-1 dims are "
+         "skipped; the first other dim with another stride answers False.",
+         ("tests/ch00/test_shape_helpers.py::test_is_contiguous_as_torch",
+          "tests/ch00/test_shape_helpers.py::test_is_contiguous_ignores_only_size_one_dims",
+          "tests/ch00/test_shape_helpers.py::test_is_contiguous_compares_strides_by_value")),
+        ("tensor/_shape.py", "linear_shape", "the shape of a linear layer's output",
+         "Four checks in the docstring's order, each with torch's sentence; then the input's "
+         "shape with out_features as its last size.",
+         ("tests/ch00/test_shape_helpers.py::test_linear_shape_as_torch",
+          "tests/ch00/test_shape_helpers.py::test_linear_shape_errors",
+          "tests/ch00/test_shape_helpers.py::test_linear_shape_compares_sizes_by_value")),
+        ("tensor/_shape.py", "window_count", "how many windows fit along an axis",
+         "The span the first window may move; floor division by the stride, plus one. In "
+         "ceil mode round up, then drop a last window that would start past the input.",
+         ("tests/ch00/test_shape_helpers.py::test_window_count_as_torch_pools",
+          "tests/ch00/test_shape_helpers.py::test_window_count_with_dilation_as_torch")),
+        ("tensor/backend/reference/__init__.py", "binary", "two operands through NumPy",
+         "The op table's NumPy function, as an array; pow first tries the special powers for "
+         "a number exponent, and spreads a 0-d exponent over an array base.",
+         ("tests/ch00/test_reference_kernels.py",)),
+        ("tensor/backend/reference/__init__.py", "clamp", "limit to a range",
+         "The lower bound first, then the upper, each in the array's dtype and each only "
+         "when given; hand back a new array.",
+         ("tests/ch00/test_reference_kernels.py",)),
+        ("tensor/backend/reference/__init__.py", "log_softmax", "a numerically stable log_softmax",
+         "As softmax: an empty array is copied; subtract the max along dim (kept), then "
+         "subtract the log of the sum of the exps.",
+         ("tests/ch00/test_reference_kernels.py",)),
+        ("tensor/backend/reference/__init__.py", "linear", "the affine map",
+         "A matrix product with the weight transposed, the bias added when there is one, "
+         "returned as an array.",
+         ("tests/ch00/test_reference_kernels.py",)),
     ),
     *_rows(
         "ch01",
@@ -1106,21 +1169,59 @@ EXERCISES: list[Exercise] = [
     ),
     *_rows(
         "ch12",
+        ("tensor/dispatch.py", "_push", "put a mode on the stack",
+         "Append to the stack; the first mode on an empty stack also turns the router on.",
+         ("tests/ch12/test_mode_stack.py",)),
+        ("tensor/dispatch.py", "_pop", "take the top mode off the stack",
+         "Pop the last mode and return it; the stack left empty turns the router off.",
+         ("tests/ch12/test_mode_stack.py",)),
         ("tensor/dispatch.py", "call_with_modes", "hand a primitive to the top mode",
          "The top mode leaves the stack while its handler runs and comes back after, "
          "whatever happens; use the stack helpers that also switch the router.",
-         ("tests/ch12/test_modes.py",)),
+         ("tests/ch12/test_modes.py", "tests/ch12/test_mode_stack.py")),
+        ("tensor/dispatch.py", "TensorDispatchMode.__enter__", "enter a mode, once",
+         "Refuse a mode that is already somewhere on the stack; otherwise push it and hand "
+         "it back for the with statement's as.",
+         ("tests/ch12/test_mode_stack.py",)),
+        ("tensor/dispatch.py", "TensorDispatchMode.__exit__", "leave a mode, from the top",
+         "Only the mode on top may leave; an empty stack or another mode on top is the "
+         "stack error. Then pop.",
+         ("tests/ch12/test_mode_stack.py",)),
+        ("tensor/dispatch.py", "_kernel", "the front end computes while a kernel runs",
+         "Remember whether the router was on; only then switch it off before the block "
+         "and on again after it, whatever the block does.",
+         ("tests/ch12/test_mode_stack.py",)),
+        ("minifx/experimental/proxy_tensor.py", "_Recorder.node_of",
+         "find or make the node of a tensor argument",
+         "Look the array's identity up among the bound nodes first. Else a name: the "
+         "module's, a refusal for a view of traced memory, or a new numbered constant; "
+         "then a get_attr node, bound.",
+         ("tests/ch12/test_make_fx_recording.py",)),
         ("minifx/experimental/proxy_tensor.py", "_Recorder.__tensor_dispatch__",
          "record a primitive call as a node",
          "A decomposition runs instead, with the recorder entered again; otherwise make "
          "the node from the arguments' nodes (arg_nodes, as_arg), run the primitive "
          "beneath the mode, bind a Tensor result to the node.",
-         ("tests/ch12/test_make_fx.py",)),
+         ("tests/ch12/test_make_fx.py", "tests/ch12/test_make_fx_recording.py")),
+        ("minifx/experimental/proxy_tensor.py", "make_fx", "trace a function by running it",
+         "Check the mode, split the table by key kind; the traced function builds a graph "
+         "and a recorder, fakes the inputs when asked, makes the placeholders, runs fn "
+         "under the stacked modes, writes the output, tidies and wraps the graph.",
+         ("tests/ch12/test_make_fx_recording.py",)),
         ("minifx/passes/fake_tensor_prop.py", "FakeTensorProp.run_node",
          "record each node's fake value",
          "Let the Interpreter run the node; map_aggregate over the result keeps fake "
          "tensors and numbers, makes real tensors fake with the pass's mode, and turns the "
          "rest into None; store it in meta unless it is None.",
+         ("tests/ch12/test_fake_tensor_prop.py",)),
+        ("minifx/passes/fake_tensor_prop.py", "FakeTensorProp.propagate",
+         "fake inputs, then the run",
+         "Turn each tensor argument into its fake twin with the pass's mode, leave the "
+         "others, and hand them to the method that runs without converting.",
+         ("tests/ch12/test_fake_tensor_prop.py",)),
+        ("minifx/passes/fake_tensor_prop.py", "FakeTensorProp.propagate_dont_convert_inputs",
+         "run the graph under the fake mode",
+         "Enter the pass's mode around the Interpreter's own run of the arguments.",
          ("tests/ch12/test_fake_tensor_prop.py",)),
     ),
 ]
@@ -2010,6 +2111,66 @@ MORE_HINTS: dict[str, str] = {
         "_operator targets go through check_operator. passes_through, or not using torch: "
         "keep. Otherwise a problem naming the torch function (_torch_name), hinted by its "
         "last part; the target stays.",
+    "dispatch":
+        "Normalise kwargs first and find the relevant arguments once. With a mode: pop "
+        "it from _function_modes, compute the types (the ordered found types as a tuple, "
+        "or the plain Tensor types when that tuple is empty), ask it, and append it back "
+        "in a finally. Compare its answer with NotImplemented by identity. Then "
+        "handle_tensor_function when something was found, else the implementation.",
+    "_kind_of":
+        "Guard each issubclass with isinstance(t, type). getattr with a default of None "
+        "covers both a missing and a None handler. The Tensor test needs _base_tensor to "
+        "be set. Store the kind in _KIND under t, then return it.",
+    "_tensor_types":
+        "One list of types; for each value of args followed by the kwargs' values, iterate "
+        "over it when it is a tuple or list, else over a one-item tuple of it. isinstance "
+        "with _base_tensor (and _base_tensor not None), then append type(item) when new. "
+        "Return a tuple.",
+    "relevant_args":
+        "A fresh empty list; _collect over args into it; when kwargs is truthy, _collect "
+        "over its values into the same list; return the list.",
+    "disable_subclass_dispatch":
+        "It is decorated with contextlib.contextmanager, so the body is a generator: "
+        "declare the counter global, add one, yield inside a try, subtract one in the "
+        "finally. Never set it to a fixed value.",
+    "in_op":
+        "Turn each shape into str(list(shape)). With one, the word is shape; with more, "
+        "shapes, then all but the last joined by a comma and a space, the word and, and "
+        "the last. Mind the leading space and the parentheses.",
+    "contiguous_strides":
+        "Keep a step starting at 1 and a list; for each size from the last: append the "
+        "step, then multiply the step by max(size, 1). The list is built backwards: "
+        "reverse it into a tuple.",
+    "is_contiguous":
+        "zip the reversed shape with the reversed strides; expected starts at 1. A size of "
+        "1 is skipped entirely (its stride is not looked at, expected does not change). "
+        "Otherwise compare the stride, then multiply expected by the size.",
+    "linear_shape":
+        "len(w) != 2 first; then an empty x; then the inner sizes, with rows as "
+        "math.prod of x without its last size; then the bias, compared as a tuple with the "
+        "three allowed shapes. The error sentences are in the docstring, word for word.",
+    "window_count":
+        "The span is the padded size less the dilated kernel's reach less one. Floor "
+        "division by the stride, plus one; in ceil mode, the negation trick rounds the "
+        "division up (negate, floor-divide, negate), then the window count drops by one "
+        "when the last window's start (windows before it times the stride) reaches the "
+        "size plus the padding.",
+    "binary":
+        "Two pow cases before the general one: when _powers.is_number(b), ask "
+        "_powers.by_other_ops with the module itself (_self), a and b, and return its "
+        "answer unless None; else, when b has no dims and a has some, replace b by a full "
+        "array of a's shape holding b's value. Finish with _array of _NUMPY[op].",
+    "clamp":
+        "np.maximum with a.dtype.type(lo) when lo is not None (0 is a bound, test for "
+        "None), then np.minimum with hi likewise. np.array of the result makes it a new "
+        "array even when no bound was given.",
+    "log_softmax":
+        "np.maximum.reduce with axis=dim and keepdims=True for the max; np.add.reduce of "
+        "np.exp(shifted) with the same arguments for the sum; the empty case returns "
+        "a.copy() before any reduction (a max over nothing raises).",
+    "linear":
+        "np.matmul of x and w.T; add b only when it is not None; wrap with _array, the "
+        "module's helper that turns a NumPy scalar back into an array.",
     "call_with_modes":
         "Keep the mode you took off in a local. Call its __tensor_dispatch__ with the four "
         "arguments as they came (types, args and kwargs untouched) and return its answer "
@@ -2023,6 +2184,46 @@ MORE_HINTS: dict[str, str] = {
         "positional arguments through arg_nodes and the keyword ones through as_arg (func "
         "as the second argument of both, for the error message). "
         "Only a Tensor result gets bind; tuples and numbers are returned unbound.",
+    "_push":
+        "The stack is the module's list _modes, newest last. After appending, a length of "
+        "one means this was the first mode: call the helper that sets the routing flag and "
+        "tells tensor.ops, with True. Return nothing.",
+    "_pop":
+        "list.pop on the stack gives the mode and raises on an empty one by itself. After "
+        "popping, an empty stack means the last mode left: call the routing helper with "
+        "False. Then return the mode.",
+    "TensorDispatchMode.__enter__":
+        "Membership in _modes is the test (in, not the top only). The message starts with "
+        "the class's __name__. Use _push, not a bare append, so the router follows; return "
+        "self.",
+    "TensorDispatchMode.__exit__":
+        "Two ways to be out of order: nothing on the stack, or the last item is not this "
+        "very object (identity). Raise before touching the stack; else _pop and return "
+        "nothing.",
+    "_kernel":
+        "A generator: read _routing into a local before yielding. When it was on, route "
+        "off, then yield inside try, and in finally route on again; when it was off, the "
+        "same try and finally touch nothing. One yield, no value.",
+    "_Recorder.node_of":
+        "The order: bound node (self.nodes by id of the array), then self.named, then the "
+        "memory test (only for a tensor without a name), then the constant: its prefix by "
+        "isinstance of tensor.nn.Parameter, its number by counting the constants whose "
+        "names start with the prefix, stored in self.constants. create_node with op "
+        "get_attr, the target, and name from _attr_node_name; bind before returning.",
+    "make_fx":
+        "The ValueError comes before the inner function exists. Inside: primitive keys are "
+        "tensor.ops.OpOverload instances; by_array maps id(value._array) to the first name "
+        "(setdefault). Placeholders are graph.placeholder(f-string arg{i}_1), bound only "
+        "for Tensors. _Modes takes the fake mode, the recorder and the decomposer or None. "
+        "Output through _output_arg, then eliminate_dead_code. Root: the constants plus "
+        "the named tensors whose name some get_attr node targets.",
+    "FakeTensorProp.propagate":
+        "A list built from args: from_tensor of self._mode for a Tensor, the argument "
+        "itself otherwise; unpack it into propagate_dont_convert_inputs and return its "
+        "answer.",
+    "FakeTensorProp.propagate_dont_convert_inputs":
+        "self._mode is a context manager; inside its block, return what the parent "
+        "class's run gives for the unpacked arguments (the Interpreter's loop).",
     "FakeTensorProp.run_node":
         "Check FakeTensor before Tensor: a FakeTensor is a Tensor too, and must not be "
         "made fake again. The mode is self._mode. The nested helper returns one leaf's "

@@ -44,6 +44,7 @@ class FakeTensorProp(Interpreter):
         super().__init__(module)
         self._mode = FakeTensorMode() if mode is None else mode
 
+    # --8<-- [start:run_node]
     def run_node(self, n: Node) -> Any:
         """Run ``n`` as the Interpreter does, record its fake value, return the result.
 
@@ -71,13 +72,32 @@ class FakeTensorProp(Interpreter):
         if meta is not None:
             n.meta["val"] = meta
         return result
+    # --8<-- [end:run_node]
 
+    # --8<-- [start:propagate]
     def propagate(self, *args: Any) -> Any:
-        """Make the tensors among ``args`` fake, then run the graph on them."""
+        """Make the tensors among ``args`` fake, then run the graph on them.
+
+        Each Tensor argument becomes its fake twin from this pass's mode
+        (``from_tensor``); any other argument (a number, None) is passed as it
+        is. The graph then runs as `propagate_dont_convert_inputs` runs it, and
+        its result is returned: a graph that returns an input returns the fake
+        twin, never the caller's tensor.
+        """
         fake_args = [self._mode.from_tensor(a) if isinstance(a, Tensor) else a for a in args]
         return self.propagate_dont_convert_inputs(*fake_args)
+    # --8<-- [end:propagate]
 
+    # --8<-- [start:propagate_dont_convert_inputs]
     def propagate_dont_convert_inputs(self, *args: Any) -> Any:
-        """Run the graph on ``args`` as given, under the fake mode."""
+        """Run the graph on ``args`` as given, under the fake mode.
+
+        The Interpreter's `run` on ``args``, unchanged, inside this pass's mode
+        (``with``, so that every primitive answers with its meta function);
+        its result is returned. A real tensor among ``args`` stays real (a
+        graph that returns it returns it), while what the primitives compute
+        from it under the mode is fake.
+        """
         with self._mode:
             return super().run(*args)
+    # --8<-- [end:propagate_dont_convert_inputs]

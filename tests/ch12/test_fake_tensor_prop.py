@@ -83,3 +83,43 @@ def test_propagate_dont_convert_inputs_and_a_given_mode():
         x = tensor.empty(10, 4)
     out = FakeTensorProp(gm, mode).propagate_dont_convert_inputs(x)
     assert isinstance(out, FakeTensor) and out.fake_mode is mode and out.shape == (10, 3)
+
+
+def _scaled(x, n):
+    return x, x.relu() * n
+
+
+def test_propagate_makes_the_tensors_fake_and_passes_the_rest_on():
+    gm = minifx.symbolic_trace(_scaled)
+    mode = FakeTensorMode()
+    x = tensor.randn(2, 3)
+    same, scaled = FakeTensorProp(gm, mode).propagate(x, 2.0)
+    assert isinstance(same, FakeTensor) and same.fake_mode is mode and same is not x
+    assert (tuple(same.shape), same.stride(), same.dtype) == ((2, 3), (3, 1), x.dtype)
+    assert isinstance(scaled, FakeTensor) and scaled.fake_mode is mode
+    assert type(x) is tensor.Tensor  # the caller's tensor is not touched
+    placeholders = gm.graph.find_nodes(op="placeholder")
+    assert placeholders[0].meta["val"] is same and placeholders[1].meta["val"] == 2.0
+    FakeTensorProp(gm, mode).propagate(x, 3)
+    assert type(placeholders[1].meta["val"]) is int  # as it is
+
+
+class _Watched(FakeTensorProp):
+    """Notes the dispatch modes on the stack as each node runs."""
+
+    def run_node(self, n):
+        self.modes = getattr(self, "modes", []) + [tensor.dispatch.active_modes()]
+        return super().run_node(n)
+
+
+def test_propagate_dont_convert_inputs_runs_the_graph_under_the_mode():
+    gm = minifx.symbolic_trace(_scaled)
+    mode, other = FakeTensorMode(), FakeTensorMode()
+    x = other.from_tensor(tensor.randn(2, 3))  # another mode's: propagate would convert it
+    prop = _Watched(gm, mode)
+    same, scaled = prop.propagate_dont_convert_inputs(x, 3.0)
+    assert same is x  # as given
+    assert isinstance(scaled, FakeTensor) and scaled.shape == (2, 3)
+    assert prop.modes == [(mode,)] * len(gm.graph.nodes)
+    assert tensor.dispatch.active_modes() == ()
+    assert prop.propagate(x, 3.0)[0].fake_mode is mode

@@ -206,8 +206,11 @@ def _import_tests(exercise: Exercise) -> None:
 
 
 def module_name(file: str) -> str:
-    """``minifx/node.py`` -> ``minifx.node``."""
-    return file.removesuffix(".py").replace("/", ".")
+    """``minifx/node.py`` -> ``minifx.node``; a package's ``__init__.py`` is the package
+    (``tensor/backend/reference/__init__.py`` -> ``tensor.backend.reference``): importing
+    ``tensor.backend.reference.__init__`` would make a second module, and a mutant put
+    there would never run."""
+    return file.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 class _KillersFirst:

@@ -29,7 +29,7 @@ from tests.learn.check_child import Server
 ROOT = Path(__file__).resolve().parents[2]
 
 CHAPTERS = ("ch00", "ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09",
-            "ch10", "ch11")
+            "ch10", "ch11", "ch12")
 
 # exercise -> (text of the reference, what the bug puts in its place)
 BUGS: dict[str, tuple[str, str]] = {
@@ -50,6 +50,21 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch00.12": ("y = _block(b, pb + (k % shape[-1]) * b_strides[-1], n,",
                 "y = _block(b, pb, n,"),
     "ch00.13": ("if op <= 1:\n                acc += v", "if op <= 1:\n                acc = v"),
+    "ch00.14": ("types = tuple(_ordered_types(found)) or _tensor_types(args, kwargs)",
+                "types = tuple(_ordered_types(found))"),
+    "ch00.15": ("issubclass(t, (tuple, list))", "issubclass(t, tuple)"),
+    "ch00.16": ("for value in (*args, *kwargs.values()):", "for value in args:"),
+    "ch00.17": ("_collect(kwargs.values(), found)", "_collect(kwargs, found)"),
+    "ch00.18": ("_subclass_dispatch_off -= 1", "_subclass_dispatch_off = 0"),
+    "ch00.19": ("', '.join(listed[:-1])", "', '.join(listed)"),
+    "ch00.20": ("step *= max(size, 1)", "step *= size"),
+    "ch00.21": ("if size != 1:", "if size > 0:"),
+    "ch00.22": ("tuple(b) not in ((w[0],), (1,), ())", "tuple(b) not in ((w[0],), ())"),
+    "ch00.23": ("if (out - 1) * stride >= size + pad:", "if (out - 1) * stride >= size:"),
+    "ch00.24": ("b = np.full(a.shape, b)", "pass"),
+    "ch00.25": ("return np.array(a)", "return a"),
+    "ch00.26": ("shifted = a - np.maximum.reduce(a, axis=dim, keepdims=True)", "shifted = a"),
+    "ch00.27": ("out = out + b", "pass"),
     "ch01.1": ('default = f"(default={self._args[0]})" if self._args else ""', 'default = ""'),
     "ch01.2": ('return f"builtins.{name}"', "return name"),
     "ch01.3": ('qualname = name if name != "<lambda>" else "lambda_"', "qualname = name"),
@@ -301,6 +316,19 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch11.12": ("module = copy.deepcopy(GraphModule(root, graph))",
                 "module = GraphModule(root, graph)"),
     "ch11.13": ("delattr(module, attribute)", "pass"),
+    "ch12.1": ("if len(_modes) == 1:", "if len(_modes) >= 1:"),
+    "ch12.2": ("if not _modes:", "if len(_modes) <= 1:"),
+    "ch12.3": ("_push(mode)", "_modes.append(mode)"),
+    "ch12.4": ("return self", "return None"),
+    "ch12.5": ("_modes[-1] is not self", "_modes[0] is not self"),
+    "ch12.6": ("if was:\n            _route(True)", "if True:\n            _route(True)"),
+    "ch12.7": ("sum(k.startswith(prefix) for k in self.constants)", "len(self.constants)"),
+    "ch12.8": ("self.bind(out, node)", "pass"),
+    "ch12.9": ('graph.placeholder(f"arg{i}_1")', 'graph.placeholder(f"arg{i}")'),
+    "ch12.10": ("return self._mode.from_tensor(obj)", "return obj"),
+    "ch12.11": ("self._mode.from_tensor(a) if isinstance(a, Tensor) else a for a in args",
+                "a for a in args"),
+    "ch12.12": ("with self._mode:", "if True:"),
 }
 
 EXERCISES = [e for c in CHAPTERS for e in chapter_exercises(c)]

@@ -42,8 +42,20 @@ def unary(op: str, a: np.ndarray) -> np.ndarray:
     return _array(_NUMPY[op](a))
 
 
+# --8<-- [start:binary]
 def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Combine two arrays of one dtype elementwise, broadcasting their shapes."""
+    """Combine two arrays of one dtype elementwise, broadcasting their shapes.
+
+    The op's NumPy function (``_NUMPY[op]``) on ``a`` and ``b``, as an array
+    (`_array`: a 0-d result too), except for ``pow``:
+
+    - a number exponent (``_powers.is_number(b)``) is first offered to
+      ``_powers.by_other_ops(_self, a, b)`` (squares, square roots and the
+      like, computed as torch computes them); a non-None answer is the result;
+    - a 0-d exponent array beside a base of 1 or more dims is first spread to
+      the base's shape (``np.full``): NumPy's power takes a lone 0.5 as a
+      square root, torch computes pow for each element.
+    """
     if op == "pow" and _powers.is_number(b):
         if (power := _powers.by_other_ops(_self, a, b)) is not None:
             return power
@@ -52,6 +64,7 @@ def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         # torch runs pow for a tensor exponent. One exponent per element is pow.
         b = np.full(a.shape, b)
     return _array(_NUMPY[op](a, b))
+# --8<-- [end:binary]
 
 
 def binary_same_shape(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -89,13 +102,22 @@ def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _array(np.where(cond, a, b))
 
 
+# --8<-- [start:clamp]
 def clamp(a: np.ndarray, lo, hi) -> np.ndarray:
-    """Limit `a` to [lo, hi]; either bound may be None. NaN stays NaN."""
+    """Limit `a` to [lo, hi]; either bound may be None. NaN stays NaN.
+
+    Each bound is a Python number, taken in ``a``'s dtype. ``lo`` is applied
+    first (the larger of each element and ``lo``), then ``hi`` (the
+    smaller): so when ``lo > hi`` every element becomes ``hi``, as in torch.
+    The result is a new array of ``a``'s shape and dtype, also when both
+    bounds are None.
+    """
     if lo is not None:
         a = np.maximum(a, a.dtype.type(lo))
     if hi is not None:
         a = np.minimum(a, a.dtype.type(hi))
     return np.array(a)
+# --8<-- [end:clamp]
 
 
 def reduce(op: str, a: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
@@ -121,12 +143,20 @@ def softmax(a: np.ndarray, dim: int) -> np.ndarray:
 # --8<-- [end:softmax]
 
 
+# --8<-- [start:log_softmax]
 def log_softmax(a: np.ndarray, dim: int) -> np.ndarray:
-    """a - log(sum(exp(a))) along `dim`, shifted by the maximum for stability."""
+    """a - log(sum(exp(a))) along `dim`, shifted by the maximum for stability.
+
+    Same shape and dtype as ``a``. The maximum along ``dim`` (kept as a dim
+    of size 1) is subtracted first, so that no exp overflows:
+    ``shifted - log(sum(exp(shifted)))`` with ``shifted = a - max``. An
+    empty ``a`` comes back as a copy.
+    """
     if a.size == 0:
         return a.copy()
     shifted = a - np.maximum.reduce(a, axis=dim, keepdims=True)
     return shifted - np.log(np.add.reduce(np.exp(shifted), axis=dim, keepdims=True))
+# --8<-- [end:log_softmax]
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -134,9 +164,16 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _array(np.matmul(a, b))
 
 
+# --8<-- [start:linear]
 def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
-    """x @ w.T + b, the affine map of `tensor.nn.Linear`."""
+    """x @ w.T + b, the affine map of `tensor.nn.Linear`.
+
+    ``x`` of shape (..., in), ``w`` (out, in), ``b`` (out,) or None for no
+    bias; the result, of shape (..., out) and the operands' dtype, is an
+    array (`_array`), a 0-d one too.
+    """
     out = np.matmul(x, w.T)
     if b is not None:
         out = out + b
     return _array(out)
+# --8<-- [end:linear]
