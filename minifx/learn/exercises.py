@@ -1315,27 +1315,29 @@ MORE_HINTS: dict[str, str] = {
         "copy_arg with that dict; an empty kwargs becomes {}; setdefault adds this node "
         "to each input's users.",
     "Graph.__init__":
-        "Node.__new__(Node) gives an object with no fields; set graph, name, op, target, "
-        "users, _input_nodes, meta, _erased, _args, _kwargs and type by hand, then "
-        "_prev and _next to the root itself. _insert is the root's bound prepend; _len "
-        "starts at 0; Namespace() and CodeGen() are new for each graph.",
+        "Node's own __new__, called with the Node class, gives an object with no fields; set "
+        "graph, name, op, target, users, _input_nodes, meta, _erased, _args, _kwargs and type "
+        "by hand, then _prev and _next to the root itself. _insert is the root's bound "
+        "prepend; _len starts at 0; Namespace() and CodeGen() are new for each graph.",
     "_NodeList.__iter__":
         "It is a generator. cur starts at root._next (root._prev when not forward); "
         "loop while cur is not root; yield cur unless cur._erased; only then move cur "
         "to cur._next (or cur._prev).",
     "Graph._target_to_str":
-        "callable(target) decides; getattr(target, '__name__', type(target).__name__) "
-        "covers both callables. A dunder starts and ends with '__': cut two characters "
-        "from each end. snake_case is imported from namespace.",
+        "Whether the target is callable decides. For a callable, getattr with a default reads "
+        "__name__, the default being the name of the target's type (a partial has no "
+        "__name__). A dunder starts and ends with '__': cut two characters from each end. "
+        "snake_case is imported from namespace.",
     "Node.is_impure":
         "Return early for placeholder and output. For call_function, test membership in "
         "_side_effectful_functions, then ask has_side_effect with impure_random. For "
-        "call_module, only with graph.owning_module: get_submodule raises AttributeError "
-        "when the path is missing (pure); else bool(getattr(module, '_is_impure', "
-        "False)). Everything else is False.",
+        "call_module, only with graph.owning_module: get_submodule raises AttributeError when "
+        "the path is missing (pure); else the submodule's _is_impure, read with getattr and a "
+        "default of False, made a bool. Everything else is False.",
     "_InsertPoint.__init__":
-        "Three assignments: self._graph, self._orig (the graph's _insert before the change), "
-        "then graph._insert = new_insert. __enter__ does nothing; __exit__ restores _orig.",
+        "Three assignments: the graph into self._graph, the graph's insertion function as it "
+        "is now into self._orig, then new_insert becomes the graph's _insert. __enter__ does "
+        "nothing; __exit__ restores _orig.",
     "Graph.output":
         "find_nodes(op='output') gives the existing ones; the message names the first. "
         "create_node('output', 'output', (result,), type_expr=type_expr); the target "
@@ -1359,10 +1361,11 @@ MORE_HINTS: dict[str, str] = {
         "type(module).__name__ for the class; itertools.islice(self.nodes, 3) for the first "
         "names; len(self.nodes) > 3 decides the ', ...'; f'{id(self):#x}' for the id.",
     "Graph.print_tabular":
-        "Build header and rows first. try: from tabulate import tabulate; except "
+        "Build header and rows first. Import tabulate from its package inside a try. On "
         "ImportError: widths from max(len) per column over header and rows, a helper that "
-        "joins c.ljust(w) with two spaces and rstrips, and one print of the lines joined by "
-        "newlines; else print(tabulate(rows, headers=header)).",
+        "joins the cells, each left-justified to its width, with two spaces and rstrips, and "
+        "one print of the lines joined by newlines. Else print what tabulate makes of the "
+        "rows with the header as headers.",
     "Graph.__str__":
         "Join the lines with newlines, with none at the end; each node's line is "
         "format_node's text indented by four spaces.",
@@ -1645,118 +1648,138 @@ MORE_HINTS: dict[str, str] = {
         "Placeholders add parameters and the output writes its own line end, so neither "
         "gets emit_frees. The PythonCode is what finish returns.",
     "_module_base_for":
-        "isinstance(root, dict) separates the two cases. framework_of(value) gives each "
-        "value's adapter, which has is_module, is_tensor and module_class; the default is "
-        "tensor_framework(). Return inside the loop, at the first value that qualifies.",
+        "isinstance tells a dict root from a module root. framework_of gives each value's "
+        "adapter, which has is_module, is_tensor and module_class; the default is "
+        "tensor_framework's. Return inside the loop, at the first value that qualifies.",
     "_install":
-        "With a table, frameworks.get(type(value)) first; on a miss, store framework_of(value) "
-        "under the type. Then framework.is_tensor and framework.is_parameter decide between "
-        "module.register_buffer(field, value) and setattr.",
+        "With a table, look the value's type up in it first; on a miss, ask framework_of and "
+        "store its answer under the type. Then the framework's is_tensor and is_parameter "
+        "decide between registering the value as a buffer of the module under the field "
+        "(register_buffer) and setattr.",
     "GraphModule._parent_of":
-        "target.rpartition('.') gives the path and the field; ''.split('.') would give [''], "
-        "so walk no atom for an empty path. add_module registers a new empty module; "
-        "isinstance against type(self)._module_base is the module test. Store the module "
-        "found under the path before returning.",
+        "rpartition on a dot gives the path and the field; splitting an empty string on dots "
+        "would give [''], so walk no atom for an empty path. add_module registers a new empty "
+        "module; isinstance against type(self)._module_base is the module test. Store the "
+        "module found under the path before returning.",
     "GraphModule._copy_attr":
-        "rpartition('.') splits prefix and field. Walk with getattr(from_module, item, "
-        "_MISSING) on the root's side and getattr(to_module, item, None) on ours; 'is' tells "
-        "a module already copied whole. Store (root's module, ours) under the prefix. After "
-        "_install, delete the walked paths equal to the target or under it (target + '.').",
+        "rpartition on a dot splits prefix and field. Walk both sides with getattr: the "
+        "root's with _MISSING as the default (a missing atom there is the error), ours with "
+        "None (a missing atom here is made). 'is' tells a module already copied whole. Store "
+        "(root's module, ours) under the prefix. After _install, delete the walked paths "
+        "equal to the target or under it (the target and a dot).",
     "GraphModule.__init__":
         "type(self) is the instance's own class, so renaming it renames only this module. "
         "Build walked, the dict targets, the parents and frameworks tables before the loop. "
-        "sorted(..., key=lambda t: t.count('.')) is stable. Assigning self.graph goes "
-        "through the property setter, which recompiles.",
+        "Sorting the dict targets by how many dots they hold is stable. Assigning self.graph "
+        "goes through the property setter, which recompiles.",
     "GraphModule.print_readable":
-        "The package is type(self)._module_base.__module__ up to its first dot. "
-        "python_code(root_module='self', verbose=True).src, lstrip('\\n'). The parts list "
-        "starts with an empty string, so joining with newlines puts a blank line before "
-        "each child; isinstance(child, GraphModule) picks the children.",
+        "The package is type(self)._module_base.__module__ up to its first dot. The source is "
+        "the graph's python_code with root_module 'self' and verbose on, its src without "
+        "leading newlines. The parts list starts with an empty string, so joining with "
+        "newlines puts a blank line before each child; only children that are GraphModules "
+        "(isinstance) go in.",
     "GraphModule.__deepcopy__":
-        "type(self).__mro__[1] is the shared class; type(self)._module_base.__new__ makes the "
-        "bare instance. Update result.__dict__ with the deep copy of self._state(). Compare "
-        "type(result).recompile with GraphModule.recompile to choose the path.",
+        "The shared class is the second entry (index 1) of the instance class's __mro__; the "
+        "framework base's __new__ makes the bare instance, of the class that _instance_class "
+        "builds from the shared class and the base. Update the result's __dict__ with the "
+        "deep copy of self._state(). Compare the result's recompile with "
+        "GraphModule.recompile to choose the path.",
     "GraphModule.delete_all_unused_submodules":
         "For a path split on dots, the prefixes are the joins of path[:i] for i from 1 to "
         "its length. get_submodule finds a called module; its named_modules() names are "
         "relative, so prefix them with the target and a dot (skip the empty name).",
     "Interpreter.__init__":
-        "dict(module.named_modules()) copies the names now. Choose the graph with an "
-        "'is not None' test on the argument. last_uses(graph) is the table; set it only "
-        "inside 'if garbage_collect_values'.",
+        "Copy the module's named_modules into a dict now, so that a submodule added later is "
+        "not in it. Choose the graph with an 'is not None' test on the argument. last_uses of "
+        "that graph is the table; set it only when garbage_collect_values is true.",
     "Interpreter.output":
         "args is the tuple of the node's arguments with the Nodes already replaced by values; "
         "the output node has exactly one.",
     "extract_tensor_metadata":
-        "getattr with a default of False reads requires_grad safely; bool() makes it a "
-        "bool. framework_of(result).tensor_layout(result) is a tuple of four: unpack it "
-        "with * into TensorMetadata after the first three fields.",
+        "getattr with a default of False reads requires_grad safely; bool() makes it a bool. "
+        "The tensor's framework (framework_of) has tensor_layout, which answers a tuple of "
+        "four for the tensor: unpack it with * into TensorMetadata after the first three "
+        "fields.",
     "wrap":
-        "callable() and isinstance(..., str) tell the two forms apart. "
-        "inspect.currentframe().f_back is the caller's frame; its f_code.co_name is "
-        "'<module>' for module code, and its f_globals is the dict to remember.",
+        "callable() and isinstance(..., str) tell the two forms apart. Take the current frame "
+        "from inspect: its f_back is the caller's frame. The caller's code name "
+        "(f_code.co_name) is '<module>' for module code, and its f_globals is the dict to "
+        "remember.",
     "_recording":
-        "find_proxy(args, kwargs) answers the first Proxy or None; proxy.tracer.create_proxy "
-        "records; the result's .node.meta takes the mark. Set __wrapped__ on the inner "
-        "function after defining it.",
+        "find_proxy over the positional and keyword arguments answers the first Proxy or "
+        "None. That Proxy's tracer records the call with create_proxy; the result's node meta "
+        "takes the mark. Set __wrapped__ on the inner function after defining it.",
     "_Patcher.patch_attr":
-        "vars(owner) is the owner's own dict: 'name not in vars(owner)' and "
-        "vars(owner).get(name) before setattr. Append a lambda (delattr or setattr) to "
-        "self._undo; bind owner, name and original when the lambda is made.",
+        "vars(owner) is the owner's own dict: before setattr, read whether the name is a key "
+        "of it and what it holds there (get, so that a missing name gives None). Append a "
+        "lambda (delattr or setattr) to self._undo; bind owner, name and original when the "
+        "lambda is made.",
     "_Patcher.patch_dict":
-        "Read 'name in d' and d.get(name) first. The undo: d.pop(name, None) for a new key, "
-        "else d[name] = original. Append it to self._undo.",
+        "Before setting, read whether the key is in d and its value (get). The undo is a "
+        "small inner function: a key that was new is popped with a default of None, so a key "
+        "already gone is no error; otherwise the original value goes back under the name. "
+        "Append the undo to self._undo.",
     "Tracer._patch_wrapped_functions":
         "{**a, **b} merges the registries (same keys collapse). Each key is (id, name); the "
         "value is the globals dict. getattr(builtins, name, None) finds a builtin. "
         "patcher.patch_dict(globals, name, _recording(original)).",
     "Tracer._patch_autowrap":
-        "self._autowrap_visited is a set of ids. Iterate over list(module_globals.items()); "
-        "test name.startswith('_') and id(value) in self._autowrap_function_ids.",
+        "The visited ids are a set kept on the tracer, in _autowrap_visited. Iterate over a "
+        "list made of the globals' items, since patching writes to that dict; a global "
+        "qualifies when its name has no leading underscore and its value's id is one of "
+        "_autowrap_function_ids.",
     "Tracer._placeholder":
-        "'concrete_args is not None and name in concrete_args' first. "
-        "signature.parameters[name].default is inspect.Parameter.empty when there is none. "
-        "_annotation(signature, name) gives the type_expr.",
+        "Test concrete_args first: it may be None, and the name must be one of its keys. "
+        "Otherwise look the parameter up by name in the signature's parameters; its default "
+        "is inspect.Parameter.empty when there is none. _annotation of the signature and the "
+        "name gives the type_expr.",
     "TracerBase.create_proxy":
         "self.create_arg turns a tuple into a tuple and a dict into a dict, Proxies into "
         "Nodes. Pass name and type_expr on to create_node in its order.",
     "Proxy.__getattr__":
-        "name.startswith('__') and name.endswith('__'); raise AttributeError(name). "
-        "Attribute(self, name) makes the lazy attribute.",
+        "A dunder name both starts and ends with two underscores (str's startswith and "
+        "endswith); the AttributeError carries the bare name as its only argument. Any other "
+        "name makes the lazy Attribute from this Proxy and the name, which records nothing "
+        "yet.",
     "Attribute.node":
-        "self._node starts as None. self.tracer.create_proxy(...) answers a Proxy: keep "
-        "its .node. The target is the builtin getattr; the args are (self.root, self.attr).",
+        "self._node starts as None. The tracer's create_proxy answers a Proxy: keep its node. "
+        "The target is the builtin getattr; the args are the root and the attribute name "
+        "(self.root and self.attr), the kwargs empty.",
     "Tracer._collect_tensor_attrs":
-        "self.submodule_paths maps each module to its path. vars(module).items() are its own "
-        "attributes; ask each framework of loaded_frameworks() whether a value is_tensor. "
-        "Join the path and the name with a dot unless the path is empty.",
+        "self.submodule_paths maps each module to its path. vars of a module holds its own "
+        "attributes; ask each loaded framework (loaded_frameworks, fetched once before the "
+        "loops) whether a value is_tensor. Join the path and the name with a dot unless the "
+        "path is empty.",
     "Tracer._tensor_constant":
-        "self.tensor_attrs.get(id(value)) gives (value, path) or None; compare the first "
-        "with 'is'. itertools.count() and hasattr(self.root, name) find the free name; "
-        "setattr puts the tensor on the root.",
+        "Look the value's id up in self.tensor_attrs with get: it gives (value, path) or "
+        "None; compare the stored value with 'is'. itertools.count and hasattr on the root "
+        "find the free name; setattr puts the tensor on the root.",
     "Tracer._proxy_for_attr":
-        "'candidate is attr_val', not ==. The cache is keyed by the name; "
-        "self.create_proxy('get_attr', name, (), {}) makes the Proxy.",
+        "Compare each value with attr_val by identity ('is'), not ==. The cache is keyed by "
+        "the name; on a miss the tracer's own create_proxy makes a get_attr Proxy of that "
+        "name, with empty args and kwargs, and the cache keeps it.",
     "Tracer.__init__":
         "One set built over the name and value pairs of every module's vars: keep the id of "
         "a value that is callable and whose name has no leading underscore; then add the ids "
         "of the autowrap functions to it. Copy the modules into a list; no paths yet (None).",
     "TracerBase.create_node":
         "Pass name and type_expr on in the graph's order. Two conditions, both needed: the "
-        "tracer's flag is on, and the node's stack_trace is still empty (a falsy value); "
-        "the text comes from user_stack_trace().",
+        "tracer's flag is on, and the node's stack_trace is still empty (a falsy value); the "
+        "text comes from the user_stack_trace helper.",
     "Proxy.__iter__":
-        "inspect.currentframe().f_back is the frame doing the unpacking; unpack_count(frame) "
-        "answers n or None. Build the list [self[i] for i in range(n)] before returning "
-        "iter() of it.",
+        "Take the current frame from inspect: its f_back is the frame doing the unpacking. "
+        "unpack_count of that frame answers n or None. Index self from 0 to n - 1 into a list "
+        "first, then return an iterator over the list.",
     "GraphModule.delete_submodule":
-        "target.split('.') gives the atoms; hasattr and getattr walk; isinstance against "
-        "type(self)._module_base; getattr(mod, '_modules', {}) holds the registered "
+        "Split the target on dots and unpack: every atom but the last is the prefix, the last "
+        "the field. hasattr and getattr walk; isinstance against type(self)._module_base; the "
+        "parent's _modules dict (read with getattr and an empty default) holds the registered "
         "submodules; delattr removes one.",
     "GraphModule.__reduce__":
-        "type(self).__mro__[1] is the shared class; next(c for c in its __mro__ if "
-        "'_module_base' not in c.__dict__) is the logic class. Return a 2-tuple: the "
-        "function and the tuple of its arguments.",
+        "The shared class is the second entry (index 1) of the instance class's __mro__; the "
+        "logic class is the first class on the shared class's own __mro__ whose __dict__ does "
+        "not hold _module_base (next over a generator). Return a 2-tuple: the function and "
+        "the tuple of its arguments.",
     "_rebuild_graph_module":
         "base.__new__(cls) makes an instance without running __init__; "
         "_instance_class(logic, base) is cls. Assign gm.graph last: the setter recompiles.",
