@@ -7,7 +7,10 @@ exercise contributes the code lines of its body, after the docstring: the
 signature and the docstring are handed to the learner with the stub.
 
 Per chapter, the share is the chapter's own exercise lines over the code
-lines of the files its exercises live in. The FX core is the fixed list of
+lines of the files its exercises live in, less the lines that other
+chapters' exercises already hand the learner: a file that several chapters
+grow (node.py: chapter 1 writes the Node, chapter 4 adds two methods) is not
+charged in full to each of them. The FX core is the fixed list of
 files below (torch.fx's own core: the IR, tracing, code generation,
 interpreting), whatever the exercises cover.
 """
@@ -72,15 +75,24 @@ class Share:
         return f"{self.name:<{width}}  {self.inside:>5} of {self.total:>5}  {self.percent:5.1f}%"
 
 
-def _file_shares(root: Path, files: list[str], pool: list[Exercise]) -> list[Share]:
+def _lines_in(source: str, file: str, pool: list[Exercise]) -> set[int]:
+    inside: set[int] = set()
+    for exercise in pool:
+        if exercise.file == file:
+            inside |= exercise_lines(exercise, source)
+    return inside
+
+
+def _file_shares(root: Path, files: list[str], pool: list[Exercise],
+                 elsewhere: list[Exercise] = ()) -> list[Share]:
+    """Per file, the lines of ``pool``'s exercises over its code lines, without the
+    lines of the exercises in ``elsewhere``."""
     shares = []
     for file in files:
         source = (root / file).read_text()
-        inside: set[int] = set()
-        for exercise in pool:
-            if exercise.file == file:
-                inside |= exercise_lines(exercise, source)
-        shares.append(Share(file, len(inside), len(code_lines(source))))
+        inside = _lines_in(source, file, pool)
+        others = _lines_in(source, file, list(elsewhere)) - inside
+        shares.append(Share(file, len(inside), len(code_lines(source) - others)))
     return shares
 
 
@@ -95,10 +107,12 @@ def file_shares(root: Path) -> list[Share]:
 
 
 def chapter_share(root: Path, chapter: str) -> Share:
-    """The chapter's exercise lines over the code lines of the files they live in."""
+    """The chapter's exercise lines over the code lines of the files they live in,
+    those inside other chapters' exercises left out."""
     pool = chapter_exercises(chapter)
     files = list(dict.fromkeys(e.file for e in pool))
-    return _total(chapter, _file_shares(root, files, pool))
+    others = [e for e in EXERCISES if e.chapter != chapter]
+    return _total(chapter, _file_shares(root, files, pool, others))
 
 
 def core_share(root: Path) -> Share:
@@ -113,7 +127,8 @@ def report(root: Path) -> str:
     lines = [f"{'file':<{width}}  exercise code lines of all code lines"]
     lines += [s.line(width) for s in files]
     lines.append("")
-    lines.append(f"{'chapter':<{width}}  its exercises' code lines of its files' code lines")
+    lines.append(f"{'chapter':<{width}}  its exercises' code lines of its files' code lines,"
+                 " less other chapters' exercises")
     lines += [chapter_share(root, c).line(width) for c in CHAPTERS]
     lines.append("")
     lines.append(core_share(root).line(width) + "  (" + ", ".join(
