@@ -1321,7 +1321,7 @@ MORE_HINTS: dict[str, str] = {
         "prepend; _len starts at 0; Namespace() and CodeGen() are new for each graph.",
     "_NodeList.__iter__":
         "It is a generator. cur starts at root._next (root._prev when not forward); "
-        "loop while cur is not root; yield cur unless cur._erased; only then move cur "
+        "keep going until cur is the root again; yield cur unless it is erased; only then move cur "
         "to cur._next (or cur._prev).",
     "Graph._target_to_str":
         "Whether the target is callable decides. For a callable, getattr with a default reads "
@@ -1347,8 +1347,8 @@ MORE_HINTS: dict[str, str] = {
         "the loop, raise.",
     "Graph._lint_targets":
         "Skip (continue) every op but get_attr and call_module. Call fetch_path(module, "
-        "target) in a try; except AttributeError as e, raise RuntimeError(...) from None, "
-        "putting str(e) after 'but '.",
+        "target) in a try; when it raises AttributeError, raise a RuntimeError from None "
+        "instead, its message putting the AttributeError's text after 'but '.",
     "Graph.__reduce__":
         "A dict from node to position (enumerate over self.nodes); map_arg over args and "
         "kwargs with a function that answers _NodeRef(index[n]); the rows in a list; "

@@ -140,15 +140,17 @@ def _no_space(text: str) -> str:
 
 def _cores(line: str) -> set[str]:
     """A code line as it might be quoted: whole, without its keyword or its target."""
-    line = _no_space(line.split("  #")[0]).rstrip(":,(")
+    line = " ".join(line.split("  #")[0].split()).replace("'", '"').rstrip(":,( ")
     cores = {line}
     for keyword in ("return", "if", "elif", "while", "raise", "yield"):
-        if line.startswith(keyword):
-            cores.add(line.removeprefix(keyword))
+        if line.startswith(keyword + " "):
+            cores.add(line.removeprefix(keyword + " "))
     if "=" in line and not re.match(r"^[^=]*[!<>=]=", line):
-        cores.add(line.split("=", 1)[1])
-    # A bare name (an error type, a parameter) is the contract's word, not code.
-    return {c for c in cores if len(c) >= 12 and not c.isidentifier()}
+        cores.add(line.split("=", 1)[1].strip())
+    # A bare name (an error type, a parameter) is the contract's word, not code; the
+    # test is made before the spaces go, so that `a is b` still counts as code.
+    return {_no_space(c) for c in cores
+            if len(_no_space(c)) >= 12 and not c.split(" ", 1)[-1].isidentifier()}
 
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.id)
