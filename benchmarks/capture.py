@@ -1,6 +1,6 @@
 """What capture costs: minifx per node, and minifx against torch.fx side by side.
 
-Three parts, each a table:
+Four parts, each a table:
 
 ``per-node``: a ``tensor`` model whose forward is a chain of ``n`` elementwise
 operations (1,000 to 100,000) is traced (``symbolic_trace``), then its
@@ -38,10 +38,28 @@ lessons/_generated/capture_make_fx.md, which chapter 12 includes. torch's
 graph is ATen ops, ours the ``tensor.ops`` primitives; the two are matched
 op for op in tests/ch12/test_aten_table.py.
 
+``memory``: what shape propagation allocates (chapter 12). The shared
+ResNet-50 (eval, traced by ``symbolic_trace``) on a batch of 256 images
+(``--batch``) is propagated by ShapeProp on a real input, by FakeTensorProp
+on a fake input (``propagate_dont_convert_inputs``), and by FakeTensorProp's
+``propagate`` on a real input, which it makes fake first. Each row is
+measured in fresh processes, one per instrument, so that no row's
+allocations, nor a cache one of them filled, can hide another's: one takes
+the growth of the process's peak resident memory over the propagation
+(the peak is reset just before, through /proc/self/clear_refs) and the wall
+time; the other, tracemalloc's peak, started just before the propagation
+(NumPy reports its arrays to tracemalloc; the worker checks that on a
+tensor of known size first). Tracing and the inputs are made before either
+measurement starts, and a small batch runs first so that kernels are
+compiled or loaded beforehand. The parent then checks that every pass gave
+each node the shapes and dtypes ShapeProp gave it. The table is written to
+lessons/_generated/capture_memory.md, which chapter 12 includes.
+
     .venv/bin/python benchmarks/capture.py                   # all parts
     .venv/bin/python benchmarks/capture.py --part per-node --sizes 1000,10000,100000
     .venv/bin/python benchmarks/capture.py --part torch --torch-sizes 1000,10000 --repeat 5
     .venv/bin/python benchmarks/capture.py --part make_fx --rounds 4 --repeat 9
+    .venv/bin/python benchmarks/capture.py --part memory --batch 256
 """
 
 from __future__ import annotations
@@ -50,6 +68,7 @@ import argparse
 import copy
 import gc
 import json
+import math
 import os
 import platform
 import statistics
@@ -62,6 +81,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 MAKE_FX_TABLE = ROOT / "lessons" / "_generated" / "capture_make_fx.md"
+MEMORY_TABLE = ROOT / "lessons" / "_generated" / "capture_memory.md"
 sys.path.insert(0, str(ROOT))
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
 
@@ -302,9 +322,154 @@ def make_fx_table(rounds: int, repeat: int) -> None:
     print(text, end="")
 
 
+# -- part 4: the memory of ShapeProp and FakeTensorProp, each in a process of its own --
+# row -> (the pass, the input it is given)
+MEMORY_ROWS = {
+    "shape_prop": ("ShapeProp, `propagate`", "real"),
+    "fake_prop": ("FakeTensorProp, `propagate_dont_convert_inputs`", "fake"),
+    "fake_prop_real": ("FakeTensorProp, `propagate`", "real"),
+}
+INSTRUMENTS = ("rss", "tracemalloc")
+WARM_UP_BATCH = 4  # enough images for every kernel path the large batch takes
+
+
+def proc_status_bytes(field: str) -> int:
+    """``VmRSS``, ``VmHWM`` ... of this process from /proc/self/status, in bytes."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise SystemExit(f"/proc/self/status has no {field}")
+
+
+def reset_peak_rss() -> None:
+    """Make the peak resident size (VmHWM) the current one (Linux, ``clear_refs`` 5)."""
+    with open("/proc/self/clear_refs", "w") as clear_refs:
+        clear_refs.write("5")
+    if proc_status_bytes("VmHWM") > proc_status_bytes("VmRSS") + (1 << 20):
+        raise SystemExit("the peak resident size could not be reset")
+
+
+def check_tracemalloc_sees_arrays() -> None:
+    """Fail unless tracemalloc counts a tensor's data (NumPy reports its arrays to it)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    known = tensor.ones(1024, 1024) * 2.0  # 4 MiB, from the backend's allocator
+    seen = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    if seen < known.numel() * known.element_size():
+        raise SystemExit(f"tracemalloc saw {seen} bytes of a 4 MiB tensor")
+
+
+def shapes_of(value: Any) -> list[list[Any]]:
+    """[shape, dtype] of each tensor (or TensorMetadata) in ``value``, in order."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return [[list(value.shape), str(value.dtype)]]
+    if isinstance(value, (tuple, list)):
+        return [found for item in value for found in shapes_of(item)]
+    if isinstance(value, dict):
+        return [found for item in value.values() for found in shapes_of(item)]
+    return []
+
+
+def propagation(row: str, batch: int) -> tuple[Callable[[], object], Any, int]:
+    """The propagation ``row`` times on a fresh trace, its GraphModule, the input's bytes."""
+    from minifx.passes.fake_tensor_prop import FakeTensorProp
+    from minifx.passes.shape_prop import ShapeProp
+    from tensor.fake import FakeTensorMode
+    from tests.models import resnet50
+
+    gm = minifx.symbolic_trace(resnet50(tensor.nn).eval())
+    if row == "shape_prop":
+        x = tensor.randn(batch, 3, 224, 224)
+        return lambda: ShapeProp(gm).propagate(x), gm, x.numel() * x.element_size()
+    if row == "fake_prop_real":
+        x = tensor.randn(batch, 3, 224, 224)
+        return lambda: FakeTensorProp(gm).propagate(x), gm, x.numel() * x.element_size()
+    with FakeTensorMode() as mode:
+        fake = tensor.empty(batch, 3, 224, 224)  # no data
+    return lambda: FakeTensorProp(gm, mode).propagate_dont_convert_inputs(fake), gm, 0
+
+
+def memory_worker(row: str, instrument: str, batch: int) -> None:
+    """One row measured by one instrument; print peak, time and every node's shapes as JSON."""
+    import tracemalloc
+
+    check_tracemalloc_sees_arrays()
+    warm_up, _, _ = propagation(row, WARM_UP_BATCH)
+    warm_up()
+    run, gm, input_bytes = propagation(row, batch)
+    del warm_up
+    gc.collect()
+    if instrument == "rss":
+        reset_peak_rss()
+        before = proc_status_bytes("VmRSS")
+        start = time.perf_counter()
+        run()
+        seconds = time.perf_counter() - start
+        peak = proc_status_bytes("VmHWM") - before
+    else:
+        tracemalloc.start()
+        start = time.perf_counter()
+        run()
+        seconds = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    key = "tensor_meta" if row == "shape_prop" else "val"
+    nodes = [[n.name, n.op, shapes_of(n.meta.get(key))] for n in gm.graph.nodes]
+    print(json.dumps({"peak": peak, "seconds": seconds, "input": input_bytes,
+                      "nodes": nodes}))
+
+
+def memory_table(batch: int) -> None:
+    """Print, and write for chapter 12, each row's peaks, time and agreement with ShapeProp."""
+    load = os.getloadavg()[0]
+    found: dict[str, dict[str, Any]] = {}
+    for row in MEMORY_ROWS:
+        for instrument in INSTRUMENTS:
+            done = subprocess.run(
+                [sys.executable, str(Path(__file__).resolve()), "--memory-worker", row,
+                 instrument, "--batch", str(batch)],
+                capture_output=True, text=True, cwd=ROOT,
+                env={**os.environ, "PYTHONPATH": str(ROOT)})
+            if done.returncode != 0:
+                raise SystemExit(f"the {row} {instrument} process failed:\n{done.stderr[-3000:]}")
+            found[row, instrument] = json.loads(done.stdout.strip().splitlines()[-1])
+    reference = found["shape_prop", "rss"]["nodes"]
+    activations = sum(4 * math.prod(shape) for _, op, shapes in reference
+                      if op not in ("placeholder", "get_attr", "output")
+                      for shape, _ in shapes)
+    lines = [f"| ResNet-50, batch {batch} | input | tracemalloc peak (MB) "
+             "| peak RSS growth (MB) | time (s) | shapes and dtypes as ShapeProp's |",
+             "|---|---|---:|---:|---:|---|"]
+    for row, (name, given) in MEMORY_ROWS.items():
+        rss, traced = found[row, "rss"], found[row, "tracemalloc"]
+        same = sum(a == b for a, b in zip(rss["nodes"], reference, strict=True))
+        if traced["nodes"] != rss["nodes"]:
+            raise SystemExit(f"{row}: the two processes gave different shapes")
+        lines.append(f"| {name} | {given}, {rss['input'] / 1e6:.0f} MB "
+                     f"| {traced['peak'] / 1e6:,.1f} | {rss['peak'] / 1e6:,.1f} "
+                     f"| {rss['seconds']:.3f} | {same} of {len(reference)} nodes |")
+    lines += ["", "Two fresh processes per row, one per instrument: tracemalloc's peak from "
+              "just before the propagation (each process first checks that tracemalloc sees "
+              "a 4 MiB tensor), and the growth of the peak resident size (VmHWM, reset just "
+              "before) over it, with the time, from the process that runs without "
+              "tracemalloc. The input is made beforehand and counts in neither. ShapeProp's "
+              f"run makes {activations / 1e9:.1f} GB of activations in all; the Interpreter "
+              f"drops each after its last use. Load average {load:.1f} "
+              f"on {os.cpu_count()} cores when the run began; Python "
+              f"{platform.python_version()}. Written by `benchmarks/capture.py --part memory`."]
+    text = "\n".join(lines) + "\n"
+    MEMORY_TABLE.parent.mkdir(parents=True, exist_ok=True)
+    MEMORY_TABLE.write_text(text)
+    print(text, end="")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("all", "per-node", "torch", "make_fx"), default="all")
+    parser.add_argument("--part", choices=("all", "per-node", "torch", "make_fx", "memory"),
+                        default="all")
     parser.add_argument("--sizes", default="1000,10000,100000",
                         help="chain lengths for the per-node part")
     parser.add_argument("--torch-sizes", default="1000,10000",
@@ -312,10 +477,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=4,
                         help="processes per library for the make_fx part, run in turns")
+    parser.add_argument("--batch", type=int, default=256,
+                        help="images per input for the memory part")
     parser.add_argument("--make-fx-worker", choices=SIDES, help=argparse.SUPPRESS)
+    parser.add_argument("--memory-worker", nargs=2, metavar=("ROW", "INSTRUMENT"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.make_fx_worker:
         make_fx_worker(args.make_fx_worker, args.repeat)
+        return
+    if args.memory_worker:
+        row, instrument = args.memory_worker
+        if row not in MEMORY_ROWS or instrument not in INSTRUMENTS:
+            parser.error(f"--memory-worker takes a row of {list(MEMORY_ROWS)} and an "
+                         f"instrument of {list(INSTRUMENTS)}, not {row!r} {instrument!r}")
+        memory_worker(row, instrument, args.batch)
         return
     if args.part in ("all", "per-node"):
         per_node([int(s) for s in args.sizes.split(",")], args.repeat)
@@ -327,6 +503,10 @@ def main(argv: list[str] | None = None) -> None:
         print()
     if args.part in ("all", "make_fx"):
         make_fx_table(args.rounds, args.repeat)
+    if args.part == "all":
+        print()
+    if args.part in ("all", "memory"):
+        memory_table(args.batch)
 
 
 if __name__ == "__main__":
