@@ -1,9 +1,9 @@
 """Mutation testing of every exercise: are the mutants of its function killed by its tests?
 
-    PYTHONPATH=. .venv/bin/python scripts/mutation.py                 # every exercise
-    PYTHONPATH=. .venv/bin/python scripts/mutation.py --chapter ch03
-    PYTHONPATH=. .venv/bin/python scripts/mutation.py --exercise ch03.8
-    PYTHONPATH=. .venv/bin/python scripts/mutation.py --sample 2 --seed 0
+    .venv/bin/python scripts/mutation.py                 # every exercise
+    .venv/bin/python scripts/mutation.py --chapter ch03
+    .venv/bin/python scripts/mutation.py --exercise ch03.8
+    .venv/bin/python scripts/mutation.py --sample 2 --seed 0
 
 The mutants are cosmic-ray's (tests/learn/mutants.py says how they are made
 and judged). Per chapter it prints a table (mutants, killed, survived, known
@@ -23,8 +23,9 @@ import os
 import sys
 from pathlib import Path
 
-from minifx.learn.exercises import CHAPTERS, EXERCISES, find_exercise
-from tests.learn.mutants import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: tests.learn
+from minifx.learn.exercises import CHAPTERS, EXERCISES, find_exercise  # noqa: E402
+from tests.learn.mutants import (  # noqa: E402
     INCOMPETENT,
     KILLED,
     SURVIVED,
