@@ -18,6 +18,7 @@ interpreting), whatever the exercises cover.
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import tokenize
 from dataclasses import dataclass
@@ -46,13 +47,14 @@ def _docstring_lines(tree: ast.AST) -> set[int]:
     return lines
 
 
-def code_lines(source: str) -> set[int]:
+@functools.lru_cache(maxsize=64)  # a file is read once per exercise in it: parse it once
+def code_lines(source: str) -> frozenset[int]:
     """The 1-based numbers of the lines that hold code (no blank, comment or docstring line)."""
     lines: set[int] = set()
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type not in _NOT_CODE:
             lines.update(range(token.start[0], token.end[0] + 1))
-    return lines - _docstring_lines(ast.parse(source))
+    return frozenset(lines - _docstring_lines(ast.parse(source)))
 
 
 def exercise_lines(exercise: Exercise, source: str) -> set[int]:
