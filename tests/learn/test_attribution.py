@@ -322,7 +322,7 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch12.4": ("return self", "return None"),
     "ch12.5": ("_modes[-1] is not self", "_modes[0] is not self"),
     "ch12.6": ("if was:\n            _route(True)", "if True:\n            _route(True)"),
-    "ch12.7": ("sum(k.startswith(prefix) for k in self.constants)", "len(self.constants)"),
+    "ch12.7": ('f"{prefix}{self.constants[prefix]}"', 'f"{prefix}{sum(self.constants.values())}"'),
     "ch12.8": ("type(value)([self.as_arg(v, func) for v in value])",
                "list([self.as_arg(v, func) for v in value])"),
     "ch12.9": ("self.bind(out, node)", "pass"),
