@@ -153,17 +153,32 @@ class _Recorder(TensorDispatchMode):
                       if isinstance(a, (tuple, list)) and a and isinstance(a[0], Tensor)
                       else a for a in args])
 
+    # --8<-- [start:as_arg]
     def as_arg(self, value: Any, func: Any) -> Any:
+        """``value`` with every Tensor in it, at any depth, replaced by its node: what a
+        primitive's keyword arguments and make_fx's output become in the graph.
+
+        - A Tensor: ``self.node_of(value, func)``, ``func`` passed on (its
+          bound node, or a new ``get_attr`` node; a view of traced memory
+          raises there, naming ``func``).
+        - A tuple or a list: a new one of the same type (``type(value)``: a
+          list stays a list, a tuple a tuple), of ``as_arg`` of each item, in
+          order; the nesting is kept.
+        - A dict: a new dict with the same keys in the same order, each value
+          through ``as_arg``.
+        - Anything else (a number, a string, None, a dtype, ...): ``value``
+          itself, the same object.
+
+        ``value`` is not changed.
+        """
         if isinstance(value, Tensor):
             return self.node_of(value, func)
         if isinstance(value, (tuple, list)):
-            # Speed only: a Tensor or a number inside is handled here, not by a call each.
-            return type(value)([self.node_of(v, func) if isinstance(v, Tensor) else
-                                self.as_arg(v, func) if isinstance(v, (tuple, list, dict)) else v
-                                for v in value])
+            return type(value)([self.as_arg(v, func) for v in value])
         if isinstance(value, dict):
             return {k: self.as_arg(v, func) for k, v in value.items()}
         return value
+    # --8<-- [end:as_arg]
 
     # --8<-- [start:tensor_dispatch]
     def __tensor_dispatch__(self, func, types, args=(), kwargs=None):

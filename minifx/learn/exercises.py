@@ -1197,6 +1197,11 @@ EXERCISES: list[Exercise] = [
          "module's, a refusal for a view of traced memory, or a new numbered constant; "
          "then a get_attr node, bound.",
          ("tests/ch12/test_make_fx_recording.py",)),
+        ("minifx/experimental/proxy_tensor.py", "_Recorder.as_arg",
+         "a nested value with each tensor as its node",
+         "Recurse: a Tensor becomes its node; a tuple or a list is rebuilt as the same type "
+         "from its items; a dict keeps its keys; anything else comes back as it is.",
+         ("tests/ch12/test_make_fx_as_arg.py",)),
         ("minifx/experimental/proxy_tensor.py", "_Recorder.__tensor_dispatch__",
          "record a primitive call as a node",
          "A decomposition runs instead, with the recorder entered again; otherwise make "
@@ -2233,6 +2238,14 @@ MORE_HINTS: dict[str, str] = {
         "isinstance of tensor.nn.Parameter, its number by counting the constants whose "
         "names start with the prefix, stored in self.constants. create_node with op "
         "get_attr, the target, and name from _attr_node_name; bind before returning.",
+    "_Recorder.as_arg":
+        "Four cases, the Tensor one first: hand it to node_of with the primitive as the "
+        "second argument, so that its error names the primitive. For a tuple or a list, "
+        "call the method again on each item, collect the answers in a list, and give that "
+        "list to the value's own class (type of the value), which makes a tuple a tuple "
+        "again. For a dict, a comprehension over its items that keeps each key and recurses "
+        "on each value. Anything else, a string included (it is iterable, but not a "
+        "container here), is returned untouched; never write into the value you were given.",
     "make_fx":
         "The ValueError comes before the inner function exists. Inside: primitive keys are "
         "tensor.ops.OpOverload instances; by_array maps id(value._array) to the first name "

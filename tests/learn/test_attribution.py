@@ -322,13 +322,15 @@ BUGS: dict[str, tuple[str, str]] = {
     "ch12.4": ("return self", "return None"),
     "ch12.5": ("_modes[-1] is not self", "_modes[0] is not self"),
     "ch12.6": ("if was:\n            _route(True)", "if True:\n            _route(True)"),
-    "ch12.7": ("sum(k.startswith(prefix) for k in self.constants)", "len(self.constants)"),
-    "ch12.8": ("self.bind(out, node)", "pass"),
-    "ch12.9": ('graph.placeholder(f"arg{i}_1")', 'graph.placeholder(f"arg{i}")'),
-    "ch12.10": ("return self._mode.from_tensor(obj)", "return obj"),
-    "ch12.11": ("self._mode.from_tensor(a) if isinstance(a, Tensor) else a for a in args",
+    "ch12.7": ('f"{prefix}{self.constants[prefix]}"', 'f"{prefix}{sum(self.constants.values())}"'),
+    "ch12.8": ("type(value)([self.as_arg(v, func) for v in value])",
+               "list([self.as_arg(v, func) for v in value])"),
+    "ch12.9": ("self.bind(out, node)", "pass"),
+    "ch12.10": ('graph.placeholder(f"arg{i}_1")', 'graph.placeholder(f"arg{i}")'),
+    "ch12.11": ("return self._mode.from_tensor(obj)", "return obj"),
+    "ch12.12": ("self._mode.from_tensor(a) if isinstance(a, Tensor) else a for a in args",
                 "a for a in args"),
-    "ch12.12": ("with self._mode:", "if True:"),
+    "ch12.13": ("with self._mode:", "if True:"),
 }
 
 EXERCISES = [e for c in CHAPTERS for e in chapter_exercises(c)]
