@@ -61,9 +61,11 @@ def torch_to_tensor(module: Any, example_inputs: Any = None) -> GraphModule:
     tracer's root converts the graph, knowing which nodes hold tensors
     (``tensor_valued_nodes``) when example inputs are given. The attributes the
     trace stored on the user's module (``_tensor_constant0`` ...) are taken off
-    it again. Problems of the walk raise one ConversionError; otherwise the
-    answer is ``GraphModule(converter.attributes, new graph, name)`` in the
-    root's training mode.
+    it again, and only they: an attribute the model's own forward deleted while
+    traced stays deleted, as after torch.fx.symbolic_trace. Problems of the walk
+    raise one ConversionError; otherwise the answer is
+    ``GraphModule(converter.attributes, new graph, name)`` in the root's training
+    mode.
     """
     import torch
 

@@ -106,6 +106,7 @@ EXERCISES: list[Exercise] = [
          "signature the docstring gives: a scratch buffer, a cap, then a while loop over "
          "blocks, each block's elements through apply in a plain for loop.",
          ("tests/ch00/test_kernel_family.py::test_map_kernel_writes_exactly_its_range",
+          "tests/ch00/test_kernel_family.py::test_map_kernel_gathers_at_most_a_block_at_a_time",
           "tests/ch00/test_kernel_family.py::test_unary_on_every_layout",
           "tests/ch00/test_kernel_family.py::test_kernels_are_cached_in_the_keyed_folder")),
         ("tensor/backend/kernels/elementwise.py", "zip_kernel", "the zip kernel: two operands",

@@ -196,7 +196,9 @@ class ObserverBase(nn.Module):
         (``has_data`` false) warns instead, as torch does, a UserWarning ``must
         run observer before calling calculate_qparams. Returning default scale
         and zero point``, and gives scale 1.0 (float32) and zero point 0 (int64),
-        shaped like ``lo``.
+        shaped like ``lo``. The warning names the line that called
+        ``calculate_qparams`` (stacklevel 3: past this method and its caller), where
+        the user can act on it; torch's names a line of its own observer.py.
         """
         if not self.has_data:
             warnings.warn(

@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 import pytest
+from numba import njit
 
 from tensor.backend import reference
 from tensor.backend.kernels import _cache, elementwise
@@ -108,6 +109,25 @@ def test_map_kernel_writes_exactly_its_range(lo, hi):
     expected = -a.reshape(-1)
     np.testing.assert_array_equal(out[lo:hi], expected[lo:hi])
     assert (out[:lo] == 99).all() and (out[hi:] == 99).all()
+
+
+def test_map_kernel_gathers_at_most_a_block_at_a_time():
+    """Rows longer than a block, whatever their last stride (1, -1, 0, 2, and one dim
+    only), cut into blocks that fit the BLOCK-element scratch buffer. The kernel's own
+    code, compiled with bounds checks, raises IndexError where the real kernel would
+    silently read or write past an array. The real kernel releases the GIL."""
+    assert elementwise.map_kernel("neg").targetoptions["nogil"] is True
+    checked = njit(boundscheck=True)(elementwise.map_kernel("neg").py_func)
+    rows = {"contiguous": data((3, 3000), np.float64),
+            "reversed": data((3, 3000), np.float64)[:, ::-1],
+            "broadcast": np.broadcast_to(data((3, 1), np.float64), (3, 3000)),
+            "stepped": data((3, 6000), np.float64)[:, ::2],
+            "1-d reversed": data((9000,), np.float64)[::-1]}
+    for name, a in rows.items():
+        for lo, hi in RANGES:
+            out = run_range(checked, np.float64, a.shape, [a], lo, hi)
+            np.testing.assert_array_equal(out[lo:hi], -a.reshape(-1)[lo:hi], err_msg=name)
+            assert (out[:lo] == 99).all() and (out[hi:] == 99).all()
 
 
 @pytest.mark.parametrize("lo, hi", RANGES)

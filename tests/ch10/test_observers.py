@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 import torch
@@ -186,6 +188,15 @@ def test_qparams_without_data_warn_and_give_the_defaults_as_torchs():
         assert type(scale) is float and type(zero_point) is int
     scale, zero_point = MinMaxObserver()._qparams(np.zeros(3, np.float32), np.ones(3, np.float32))
     assert scale.dtype == np.float32 and zero_point.dtype == np.int64 and scale.shape == (3,)
+
+
+
+def test_the_warning_without_data_names_the_line_that_asked_for_qparams():
+    for observer in (MinMaxObserver(), HistogramObserver()):
+        with pytest.warns(UserWarning, match="must run observer") as record:
+            line = inspect.currentframe().f_lineno + 1
+            observer.calculate_qparams()
+        assert (record[0].filename, record[0].lineno) == (__file__, line)
 
 
 # ---- the histogram, batch by batch ----------------------------------------------------

@@ -257,3 +257,82 @@ def test_a_keyword_at_torchs_default_that_tensor_lacks_is_dropped_from_the_node(
     x = np.random.default_rng(0).standard_normal((1, 1, 4, 4)).astype(np.float32)
     np.testing.assert_array_equal(converted(tensor.from_numpy(x)).numpy(),
                                   Pool()(torch.from_numpy(x)).numpy())
+
+
+def test_a_keyword_tensor_lacks_is_a_problem_on_a_method_and_off_torchs_default():
+    def to_double(x):  # a method: no torch default to drop it at
+        return x.to(torch.float64, non_blocking=False)
+
+    def pool(x):  # divisor_override's default is None
+        return F.avg_pool2d(x, 2, divisor_override=3)
+
+    name = "tensor.nn.functional.avg_pool2d"
+    for fn, what, reason in [
+            (to_double, "call_method Tensor.to",
+             "tensor's Tensor.to has no argument non_blocking="),
+            (pool, f"call_function {name}", f"tensor's {name} has no argument divisor_override=")]:
+        with pytest.raises(ConversionError) as info:
+            torch_to_tensor(fn)
+        (problem,) = info.value.problems
+        assert (problem.what, problem.reason) == (what, reason)
+
+
+def test_a_submodule_named_like_a_tensor_method_keeps_its_keywords():
+    """Only a call_method node's keywords are checked against a Tensor method: the
+    call_module ``flatten`` calls the twin of nn.Flatten, whose forward takes
+    ``input=`` as torch's does (Tensor.flatten has no ``input``)."""
+
+    class Named(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.flatten = nn.Flatten()
+
+        def forward(self, x):
+            return self.flatten(input=x)
+
+    model = Named()
+    converted = torch_to_tensor(model)
+    theirs = torch.fx.symbolic_trace(model)
+    assert str(converted.graph) == str(theirs.graph)  # kwargs = {input: %x} kept
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    np.testing.assert_array_equal(converted(tensor.from_numpy(x)).numpy(),
+                                  model(torch.from_numpy(x)).numpy())
+
+
+def test_only_what_the_trace_added_is_taken_off_the_users_model():
+    class Pending(nn.Module):
+        """A shift queued for the next call only: forward deletes it once used."""
+
+        def __init__(self):
+            super().__init__()
+            self.pending = 3.0
+
+        def forward(self, x):
+            if hasattr(self, "pending"):
+                x = x + self.pending
+                del self.pending
+            return x * torch.tensor([1.0, 2.0])
+
+    model, theirs = Pending(), Pending()
+    converted = torch_to_tensor(model)
+    torch.fx.symbolic_trace(theirs)  # stores _tensor_constant0 on it, deletes pending
+    assert "pending" not in vars(theirs) and "_tensor_constant0" in vars(theirs)
+    assert set(vars(model)) == set(vars(theirs)) - {"_tensor_constant0"}
+    np.testing.assert_allclose(converted(tensor.ones(2)).numpy(), [4.0, 8.0])
+
+
+def test_a_buffer_sliced_in_forward_stays_a_buffer_of_the_converted_model():
+    class Masked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("mask", torch.arange(4.0))
+
+        def forward(self, x):
+            return x + self.mask[:2]
+
+    model = Masked()
+    converted = torch_to_tensor(model)
+    tracer = torch.fx.Tracer()
+    tracer.proxy_buffer_attributes = True  # else the slice is frozen as _tensor_constant0
+    assert str(converted.graph) == str(tracer.trace(model))  # get_attr mask, then getitem
+    np.testing.assert_array_equal(converted(tensor.ones(2)).numpy(), [1.0, 2.0])
