@@ -97,26 +97,27 @@ def matmul_shape(a: tuple, b: tuple) -> tuple:
             f"{len(b)}D")
     k, j = a[-1], (b[0] if len(b) == 1 else b[-2])
     rows = math.prod(a[:-1])
-    where = in_op("matmul", a, b)
     if len(b) == 1:
         if k != j and len(a) == 1:
             raise RuntimeError(
                 f"inconsistent tensor size, expected tensor [{k}] and src [{j}] to have the "
-                f"same number of elements, but got {k} and {j} elements respectively{where}")
+                f"same number of elements, but got {k} and {j} elements respectively"
+                + in_op("matmul", a, b))
         if k != j:
             raise RuntimeError(
-                f"size mismatch, got input ({rows}), mat ({rows}x{k}), vec ({j}){where}")
+                f"size mismatch, got input ({rows}), mat ({rows}x{k}), vec ({j})"
+                + in_op("matmul", a, b))
         return tuple(a[:-1])
     if len(b) == 2:
         if k != j:
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
-                               f"{j}x{b[-1]}){where}")
+                               f"{j}x{b[-1]}){in_op('matmul', a, b)}")
         return tuple(a[:-1]) + (b[-1],)
     batch = broadcast_shapes("matmul", a[:-2], b[:-2])
     if k != j:
         count = math.prod(batch)
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{count}, {k}] but got: [{count}, {j}].{where}")
+                           f"[{count}, {k}] but got: [{count}, {j}].{in_op('matmul', a, b)}")
     return tuple(batch) + tuple(a[-2:-1]) + (b[-1],)
 # --8<-- [end:matmul_shape]
 
