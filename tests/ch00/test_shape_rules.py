@@ -144,6 +144,11 @@ def test_matmul_shape_as_torch():
         elif a and b:  # every other shape error but the 0-d one names the op and shapes
             expected += in_op("matmul", a, b)
         assert str(error.value) == expected, (a, b)
+    # Two equal sizes above 256 are two int objects: the inner sizes agree by value.
+    big, other = 300, int("300")
+    for a, b in [((2, big), (other,)), ((big,), (other,)), ((2, big), (other, 5)),
+                 ((3, 2, big), (3, other, 5))]:
+        assert matmul_shape(a, b) == torch_matmul(a, b), (a, b)
 
 
 def torch_reshape(input_shape: tuple, shape: tuple):
