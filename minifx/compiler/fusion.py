@@ -106,7 +106,7 @@ def fusible_nodes(graph: Graph) -> dict[Node, Pointwise | Reduction]:
     without one may be a reduction (``_reduction``), kept with its
     ``Reduction`` form. Other nodes are left out.
     """
-    forms: dict[Node, Pointwise | Reduction] = {}
+    forms = {}  # node -> its Pointwise or Reduction form
     for n in graph.nodes:
         form = as_pointwise(n)
         if form is None:
