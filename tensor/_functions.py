@@ -358,12 +358,7 @@ def _plain(op: str, a: np.ndarray, other, left: bool) -> np.ndarray | None:
         return None
     backend = _ops
     t = type(other)
-    if t is float and kind == "f" and op not in _COMPARE_OPS:
-        return backend.binary_scalar(op, a, other, left)
-    if (t is float and kind == "f") or t is int:
-        number = a.dtype.type(other)  # the number takes the tensor's dtype
-        x, y = (number, a) if left else (a, number)
-    elif t is _Tensor_new or isinstance(other, Tensor):
+    if t is _Tensor_new or (t is not float and t is not int and isinstance(other, Tensor)):
         b = other._array
         if b.dtype is not a.dtype:
             return None
@@ -372,6 +367,11 @@ def _plain(op: str, a: np.ndarray, other, left: bool) -> np.ndarray | None:
         elif not left and op not in _COMPARE_OPS:
             return backend.binary_same_shape(op, a, b)
         x, y = (b, a) if left else (a, b)
+    elif t is float and kind == "f" and op not in _COMPARE_OPS:
+        return backend.binary_scalar(op, a, other, left)
+    elif (t is float and kind == "f") or t is int:
+        number = a.dtype.type(other)  # the number takes the tensor's dtype
+        x, y = (number, a) if left else (a, number)
     else:
         return None
     return backend.compare(op, x, y) if op in _COMPARE_OPS else backend.binary(op, x, y)

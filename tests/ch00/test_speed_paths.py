@@ -241,6 +241,19 @@ def test_allocator_reuses_a_freed_block_only():
     del shared
 
 
+def test_allocator_blocks_start_on_a_cache_line_and_are_reused_aligned():
+    _allocator.clear()
+    for shape in [(100_000,), (333, 777), (70_001,)]:
+        for dtype in map(np.dtype, (np.float32, np.float64, np.int64)):
+            first = _allocator.empty(shape, dtype)
+            assert first.ctypes.data % 64 == 0 and first.shape == shape and first.dtype == dtype
+            assert first.flags.c_contiguous and first.flags.writeable
+            address = first.ctypes.data
+            del first
+            again = _allocator.empty(shape, dtype)
+            assert again.ctypes.data == address  # the same aligned block came back
+
+
 def test_allocator_hands_out_views_so_a_changed_shape_never_reaches_the_block():
     shape, dtype = (256, 1024), np.dtype(np.float32)
     _allocator.clear()

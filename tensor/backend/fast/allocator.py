@@ -20,6 +20,12 @@ them out again; this is the same idea, as small as it can be:
   memory (its ``.base``), so the block's reference count says whether any
   array, tensor or torch tensor still uses it. No hook on ``Tensor`` is
   needed, and nothing is ever freed too early;
+- a block starts on a cache line (``ALIGN``). malloc gives 16 bytes, so
+  where an output landed decided whether each vector store of a kernel
+  straddled two cache lines, and the same op ran at two speeds from one
+  process to the next. The block is then a view of the bytes that own the
+  memory; those bytes are what every view refers to, so their reference
+  count is the one that says whether the block is in use;
 - at most ``PER_SIZE`` blocks per shape and dtype and ``MAX_BYTES`` in all
   are kept.
 """
@@ -31,22 +37,25 @@ from sys import getrefcount
 
 import numpy as np
 
+from .settings import ALLOCATOR_ALIGN as ALIGN
 from .settings import ALLOCATOR_MAX_BYTES as MAX_BYTES
 from .settings import ALLOCATOR_MIN_BYTES as MIN_BYTES
 from .settings import ALLOCATOR_PER_SIZE as PER_SIZE
 
-_free: dict[tuple, list[np.ndarray]] = {}
+# (owner, block) pairs: the bytes that own the memory, and the aligned block in them
+_free: dict[tuple, list[tuple[np.ndarray, np.ndarray]]] = {}
 _kept = 0
-# A block referred to only by its list, the loop variable and getrefcount's argument.
-_UNUSED = 3
+# Bytes referred to only by their pair, their block's ``base``, the loop variable and
+# getrefcount's argument: no array handed out uses them.
+_UNUSED = 4
 
 
 def empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """An uninitialised C-contiguous array, reusing a freed block when one fits."""
     blocks = _free.get((shape, dtype))
     if blocks is not None:
-        for block in blocks:
-            if getrefcount(block) == _UNUSED:
+        for owner, block in blocks:
+            if getrefcount(owner) == _UNUSED:
                 return block.view()
     return _new_block(shape, dtype, blocks)
 
@@ -61,8 +70,10 @@ def _new_block(shape: tuple[int, ...], dtype: np.dtype, blocks: list | None) -> 
         blocks = _free[(tuple(shape), np.dtype(dtype))] = []
     if len(blocks) >= PER_SIZE or _kept + nbytes > MAX_BYTES:
         return np.empty(shape, dtype)
-    block = np.empty(shape, dtype)
-    blocks.append(block)
+    owner = np.empty(nbytes + ALIGN, np.uint8)
+    start = -owner.ctypes.data % ALIGN
+    block = owner[start:start + nbytes].view(dtype).reshape(shape)
+    blocks.append((owner, block))
     _kept += nbytes
     return block.view()
 

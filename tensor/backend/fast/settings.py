@@ -37,6 +37,7 @@ constant                what it decides
 ``ALLOCATOR_MIN_BYTES`` smaller blocks are not kept for reuse
 ``ALLOCATOR_MAX_BYTES`` the most the allocator keeps
 ``ALLOCATOR_PER_SIZE``  blocks kept per shape and dtype
+``ALLOCATOR_ALIGN``     bytes a kept block's address is a multiple of
 ``FAST_POLLS``          checks an idle worker makes, a pause apart
 ``SLOW_POLLS``          then checks with a yield between, before it parks
 ``IN_PLACE_BLOCK``      elements per block of an in-place map (in L1)
@@ -97,6 +98,7 @@ BLAS_SPLIT_MIN = 1 << 22
 ALLOCATOR_MIN_BYTES = 1 << 18
 ALLOCATOR_MAX_BYTES = 1 << 28
 ALLOCATOR_PER_SIZE = 4
+ALLOCATOR_ALIGN = 64  # a cache line: no vector store of a kernel straddles two
 # How long an idle worker polls: FAST_POLLS checks a pause apart (to catch the
 # next op of a busy loop), then SLOW_POLLS checks with a sched_yield and 16
 # pauses between them, which hands the core to any other thread meanwhile.
