@@ -186,7 +186,9 @@ def test_qparams_without_data_warn_and_give_the_defaults_as_torchs():
             their_scale, their_zp = theirs.calculate_qparams()
         assert (scale, zero_point) == (float(their_scale), int(their_zp)) == (1.0, 0)
         assert type(scale) is float and type(zero_point) is int
-    scale, zero_point = MinMaxObserver()._qparams(np.zeros(3, np.float32), np.ones(3, np.float32))
+    with pytest.warns(UserWarning, match="^must run observer"):  # per channel: no data either
+        scale, zero_point = MinMaxObserver()._qparams(np.zeros(3, np.float32),
+                                                      np.ones(3, np.float32))
     assert scale.dtype == np.float32 and zero_point.dtype == np.int64 and scale.shape == (3,)
 
 
