@@ -480,6 +480,10 @@ def test_boxed_run_leaves_a_wrong_list_alone_and_keeps_the_order():
     with pytest.raises(RuntimeError, match="the graph has 2 placeholders but 3 arguments"):
         minifx.Interpreter(gm).boxed_run(args)
     assert args == [5, 3, 1]
+    few = [5]
+    with pytest.raises(RuntimeError, match="the graph has 2 placeholders but 1 arguments"):
+        minifx.Interpreter(gm).boxed_run(few)  # too few is as wrong as too many
+    assert few == [5]
     assert minifx.Interpreter(gm).boxed_run([5, 3]) == 2
 
 
