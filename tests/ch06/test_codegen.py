@@ -1,6 +1,7 @@
 """Code generation: torch.fx's exact format, safe names, globals, linecache."""
 
 import enum
+import functools
 import math
 import operator
 import traceback
@@ -218,3 +219,35 @@ def test_a_placeholder_named_apart_from_its_parameter_gets_its_own_line():
     assert "def forward(self, x, y = 3):\n    renamed = x\n" in ours
     gm = minifx.GraphModule({}, build(minifx))
     assert gm(4) == 7 and gm(4, 5) == 9
+
+
+def read_named(obj, name):  # spelled tests_ch06_..._read_named: after "getattr" in order
+    return obj
+
+
+def build_inplace_and_attribute_reads(fx):
+    """In-place operators and getattr calls: each has a spelling of its own."""
+    g = fx.Graph()
+    x = g.placeholder("x")
+    y = g.placeholder("y")
+    g.call_function(operator.iadd, (x, y))  # x += y;  iadd = x
+    g.call_function(operator.imul, (y, 3))  # the second operand is a constant
+    shape = g.call_function(getattr, (x, "shape"))  # x.shape
+    keyword = g.call_function(getattr, (x, "a b"))  # no identifier: getattr(x, 'a b')
+    fallback = g.call_function(getattr, (y, "dtype", None))  # a default: the call itself
+    named = g.call_function(getattr, (x, "T"), {})
+    computed = g.call_function(getattr, (y, x))  # a name that is no string
+    # two other calls with a name for their second argument stay calls; functools_reduce
+    # is spelled before "getattr" in sorted order
+    before = g.call_function(functools.reduce, (x, "shape"))
+    after = g.call_function(read_named, (x, "shape"))
+    g.output((shape, keyword, fallback, named, computed, before, after))
+    return g
+
+
+def test_inplace_operators_and_attribute_reads_are_spelled_as_torch_fx():
+    ours = build_inplace_and_attribute_reads(minifx).python_code("self").src
+    assert ours == build_inplace_and_attribute_reads(tfx).python_code("self").src
+    assert "x += y;  iadd = x" in ours and "y *= 3;  imul = y" in ours
+    assert "getattr_1 = x.shape" in ours and "getattr_5 = getattr(y, x)" in ours
+    assert ours.count("x.shape") == 1 and ours.count("(x, 'shape')") == 2
