@@ -344,37 +344,48 @@ _PLAIN_KINDS = {
 _COMPARE_OPS = frozenset(op.name for op in OPS if op.kind == "compare")
 
 
-def _plain(op: str, a: np.ndarray, other, left: bool) -> np.ndarray | None:
-    """The plain case of a binary op or comparison, computed; None for any other.
+def _plain_case(op: str):
+    """The plain case of binary op or comparison ``op``: a function of ``(a, other,
+    left)`` that computes it, or returns None for any other case.
 
     Plain: array ``a`` (of a Tensor) with a Tensor of its dtype, or with a
     Python number of its kind (``x * 2.0``; ``2.0 * x`` when ``left``), and an
     op that needs no dtype check for that dtype. Nothing is promoted, and a
     Python float stays a number all the way into the backend, which chooses
     its own fastest path for the operands it gets. Shapes are checked first,
-    as on the full path."""
-    kind = a.dtype.kind
-    if kind not in _PLAIN_KINDS[op]:
-        return None
-    backend = _ops
-    t = type(other)
-    if t is _Tensor_new or (t is not float and t is not int and isinstance(other, Tensor)):
-        b = other._array
-        if b.dtype is not a.dtype:
+    as on the full path. What can be settled from ``op`` alone is settled once,
+    here, not on every call."""
+    kinds = _PLAIN_KINDS[op]
+    compare = op in _COMPARE_OPS
+    float_scalar = "f" in kinds and not compare  # x * 2.0 goes to binary_scalar
+
+    def plain(a: np.ndarray, other, left: bool) -> np.ndarray | None:
+        kind = a.dtype.kind
+        t = type(other)
+        if t is float and float_scalar and kind == "f":
+            return _ops.binary_scalar(op, a, other, left)
+        if kind not in kinds:
             return None
-        if a.shape != b.shape:
-            broadcast_shapes(op, a.shape, b.shape)
-        elif not left and op not in _COMPARE_OPS:
-            return backend.binary_same_shape(op, a, b)
-        x, y = (b, a) if left else (a, b)
-    elif t is float and kind == "f" and op not in _COMPARE_OPS:
-        return backend.binary_scalar(op, a, other, left)
-    elif (t is float and kind == "f") or t is int:
-        number = a.dtype.type(other)  # the number takes the tensor's dtype
-        x, y = (number, a) if left else (a, number)
-    else:
-        return None
-    return backend.compare(op, x, y) if op in _COMPARE_OPS else backend.binary(op, x, y)
+        if t is _Tensor_new or (t is not float and t is not int and isinstance(other, Tensor)):
+            b = other._array
+            if b.dtype is not a.dtype:
+                return None
+            if a.shape != b.shape:
+                broadcast_shapes(op, a.shape, b.shape)
+            elif not left and not compare:
+                return _ops.binary_same_shape(op, a, b)
+            x, y = (b, a) if left else (a, b)
+        elif (t is float and kind == "f") or t is int:
+            number = a.dtype.type(other)  # the number takes the tensor's dtype
+            x, y = (number, a) if left else (a, number)
+        else:
+            return None
+        return _ops.compare(op, x, y) if compare else _ops.binary(op, x, y)
+
+    return plain
+
+
+_PLAIN = {op: _plain_case(op) for op in _PLAIN_KINDS}
 
 
 def _promoted_operands(op: str, input, other, dt: dtype) -> tuple:
@@ -392,9 +403,9 @@ def _is_bool(x) -> bool:
 def binary_op(op: str, input, other) -> Tensor:
     """Run backend binary op `op` with torch's promotion and broadcasting checks."""
     if isinstance(input, Tensor):
-        out = _plain(op, input._array, other, False)
+        out = _PLAIN[op](input._array, other, False)
     elif type(input) in (float, int) and isinstance(other, Tensor):  # 2.0 * x: the mirror
-        out = _plain(op, other._array, input, True)
+        out = _PLAIN[op](other._array, input, True)
     else:
         out = None
     if out is not None:
@@ -436,7 +447,7 @@ def binary_op(op: str, input, other) -> Tensor:
 
 def compare_op(op: str, input, other) -> Tensor:
     """Run backend comparison `op`: operands promoted to a common dtype, result bool."""
-    if isinstance(input, Tensor) and (out := _plain(op, input._array, other, False)) is not None:
+    if isinstance(input, Tensor) and (out := _PLAIN[op](input._array, other, False)) is not None:
         return _wrap(out)
     _check_pair(op, input, other)
     dt = result_type(input, other)
@@ -452,18 +463,19 @@ def _check_pair(op: str, input, other) -> None:
 
 def _plain_first(name: str, reflected: bool, general):
     """A binary op or comparison as a callable that computes the plain case itself
-    (``_plain``). No handler can claim plain operands, so the callable skips
+    (``_plain_case``). No handler can claim plain operands, so the callable skips
     ``tensor_function``'s wrapper too: the Python calls saved show in the time
     of an add of 1e5 elements. Anything else goes through the protocol
     (``overrides.dispatch``, which asks handlers with this callable) and then
     ``general``. Operators and the public binary functions (``tensor.add``,
     ``tensor.mul``, ...) are made this way."""
+    plain = _PLAIN[name]
     if reflected:
 
         def plain_first(input, other):  # 2.0 * x: Python asks x.__rmul__(2.0)
             t = type(other)
             if type(input) is _Tensor_new and not _function_modes and (t is float or t is int):
-                out = _plain(name, input._array, other, True)
+                out = plain(input._array, other, True)
                 if out is not None:
                     result = _new_tensor(_Tensor_new)
                     result._array = out
@@ -476,7 +488,7 @@ def _plain_first(name: str, reflected: bool, general):
             t = type(other)
             if (type(input) is _Tensor_new and not kwargs and not _function_modes
                     and (t is _Tensor_new or t is float or t is int)):
-                out = _plain(name, input._array, other, False)
+                out = plain(input._array, other, False)
                 if out is not None:
                     result = _new_tensor(_Tensor_new)
                     result._array = out
