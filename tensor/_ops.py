@@ -53,6 +53,15 @@ def _quiet(ufunc):
     return run
 
 
+# torch gives inf and NaN without a word where NumPy warns: 3e38 * 10, 0 * inf, the
+# sum of ten 3e38s. The ufuncs of add, sub, mul and sum run bare (an errstate block
+# would cost more than an op of a few elements), so NumPy's floating-point warnings
+# are turned off once, here, for the two modules that call the op table's ufuncs.
+for _caller in (r"tensor\._ops$", r"tensor\.backend\.reference$"):
+    warnings.filterwarnings("ignore", r"(overflow|invalid value|divide by zero) encountered",
+                            RuntimeWarning, _caller)
+
+
 def _power(base, exponent):
     """``np.power`` with torch's answer for negative integer exponents, where NumPy
     raises: ``1 ** -n`` is 1, ``(-1) ** -n`` is 1 or -1, any other base gives 0

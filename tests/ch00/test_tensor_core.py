@@ -5,6 +5,11 @@ expanded with stride 0), several dtypes, with size-0 and size-1 dims and
 negative dims; torch is the oracle.
 """
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -15,6 +20,8 @@ import tensor
 from tensor._ops import OPS
 from tests.ch00.tensor_helpers import data, pair, views
 from tests.helpers import check
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # ---------------------------------------------------------------------------
 # unary
@@ -48,6 +55,32 @@ def test_unary_extremes_match_torch(backend):
 # ---------------------------------------------------------------------------
 # binary
 # ---------------------------------------------------------------------------
+
+
+OVERFLOWS = """
+import sys, tensor
+big, zero = tensor.full((N,), 3e38), tensor.zeros(N)
+for case in (big * 10.0, big + big, -big - big, 10.0 * big, big * big, big ** 2,
+             zero * float("inf"), zero / zero, big.sum()):
+    print(case.tolist())
+"""
+
+
+@pytest.mark.parametrize("name", tensor.backend.available())
+@pytest.mark.parametrize("n", [1, 10, 1000])
+def test_overflow_and_nan_come_without_a_warning_as_in_torch(name, n):
+    """3e38 * 10 is inf and 0 * inf NaN in torch, silently. NumPy warns, on the few
+    elements the fast backend hands it and in the NumPy backend; tensor turns those
+    warnings off when it is imported. A fresh process with ``-W error`` shows what a
+    user sees: pytest sets its own warning filters around each test file's import."""
+    script = OVERFLOWS.replace("N", str(n))
+    done = subprocess.run([sys.executable, "-W", "error", "-c", script], capture_output=True,
+                          text=True, env={**os.environ, "TENSOR_BACKEND": name}, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    big, zero = torch.full((n,), 3e38), torch.zeros(n)
+    expected = [big * 10.0, big + big, -big - big, 10.0 * big, big * big, big ** 2,
+                zero * float("inf"), zero / zero, big.sum()]
+    assert done.stdout.splitlines() == [str(t.tolist()) for t in expected]
 
 # Every binary op as function and method, broadcast shape pairs and dtype pairs (torch's
 # promotion; what torch refuses is refused), views and Python scalars: op_db.py.
