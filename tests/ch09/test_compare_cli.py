@@ -10,20 +10,33 @@ from pathlib import Path
 import pytest
 
 from minifx.compare import diff_rows, side_by_side
+from tests.forked_cli import ForkedCli
 
 ROOT = Path(__file__).resolve().parents[2]
+CLI: ForkedCli
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cli():
+    """``python -m minifx`` runs, forked from one process that has imported torch."""
+    global CLI
+    CLI = ForkedCli()
+    yield CLI
+    CLI.close()
 
 
 def run(*args, cwd=ROOT, columns=100):
-    env = {**os.environ, "COLUMNS": str(columns)}
-    return subprocess.run(
-        [sys.executable, "-m", "minifx", "compare", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    """``python -m minifx compare ARGS`` in ``cwd``, as a new process runs it."""
+    return CLI.run(["compare", *args], cwd, {**os.environ, "COLUMNS": str(columns)})
+
+
+def test_the_command_agrees_in_a_process_of_its_own(models):
+    """One run as a real new process, which every other run here stands in for."""
+    result = subprocess.run([sys.executable, "-m", "minifx", "compare", f"{models}:Small",
+                             "--input-shape", "2,3"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=300, env={**os.environ, "COLUMNS": "100"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == run(f"{models}:Small", "--input-shape", "2,3").stdout
 
 
 MODELS = textwrap.dedent(

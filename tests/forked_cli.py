@@ -1,0 +1,132 @@
+"""``python -m minifx ...`` as a new process, without paying for torch's import each time.
+
+Most of a short ``python -m minifx compare`` run is Python starting and
+importing torch. :class:`ForkedCli` starts one server process that imports
+torch (with the parts a run loads lazily), NumPy and numba once; for each run
+it forks, and the copy
+does what a new ``python -m minifx`` process does: it takes the run's folder,
+environment and arguments, puts the folder first on ``sys.path``, imports
+``tensor`` and ``minifx`` afresh (they are never imported in the server, so
+each run finds them where a new process would) and runs ``minifx`` as
+``__main__``. Its exit status, stdout and stderr come back apart, as from
+``subprocess.run``.
+
+A run whose environment differs from the server's in a variable read when
+Python or torch starts (``FIXED_AT_START``) gets a real new process instead.
+Tests of what only a real process has (a closed pipe, SIGPIPE) start one
+themselves.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import runpy
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+PRELOAD = ("numpy", "numba", "torch", "torch.fx", "torch.nn.functional", "torch.testing",
+           "torch._dynamo")  # the last two: what a compare run imports lazily
+FIXED_AT_START = ("PYTHON", "TORCH_", "OMP_", "MKL_", "KMP_", "OPENBLAS_")
+OUR_PACKAGES = ("tensor", "minifx")
+
+
+def _run_in_copy(request: dict, out: int, err: int) -> int:
+    """In the forked copy: become ``python -m minifx ARGS`` and return its exit status."""
+    import numba.core.config
+
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    numba.core.config.reload_config()  # NUMBA_CACHE_DIR and the like
+    sys.path[0] = os.getcwd()  # what `python -m` puts first
+    sys.argv = [sys.argv[0], *request["args"]]
+    try:
+        runpy.run_module("minifx", run_name="__main__", alter_sys=True)
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            return done.code or 0
+        print(done.code, file=sys.stderr)
+        return 1
+    except BaseException:
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def _fork(request: dict) -> dict:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the copy
+            code = 70
+            try:
+                code = _run_in_copy(request, out.fileno(), err.fileno())
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        texts = []
+        for f in (out, err):
+            f.seek(0)
+            texts.append(f.read().decode(errors="replace"))
+    return {"code": os.waitstatus_to_exitcode(status), "stdout": texts[0], "stderr": texts[1]}
+
+
+def serve() -> int:
+    """Answer one request per line of stdin (JSON: args, env, cwd) with one line of JSON."""
+    for name in PRELOAD:
+        importlib.import_module(name)
+    early = [name for name in OUR_PACKAGES if name in sys.modules]
+    if early:
+        raise RuntimeError(f"the server imported {early}: a run must import them afresh")
+    for line in sys.stdin:
+        sys.stdout.write(json.dumps(_fork(json.loads(line))) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+class ForkedCli:
+    """``run(args, cwd, env)``: ``python -m minifx ARGS`` forked from one warm server."""
+
+    def __init__(self) -> None:
+        self.env = dict(os.environ)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.forked_cli"], cwd=Path(__file__).parents[1],
+            env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def _fixed(self, env: dict[str, str]) -> dict[str, str]:
+        return {k: v for k, v in env.items() if k.startswith(FIXED_AT_START)}
+
+    def run(self, args: list[str], cwd: Path, env: dict[str, str]
+            ) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "minifx", *args]
+        if self._fixed(env) != self._fixed(self.env):
+            return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
+                                  timeout=300)
+        assert self.process.stdin and self.process.stdout
+        self.process.stdin.write(json.dumps({"args": args, "env": env, "cwd": str(cwd)}) + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"the forked-CLI server ended (exit code {self.process.poll()})")
+        reply = json.loads(answer)
+        return subprocess.CompletedProcess(command, reply["code"], reply["stdout"],
+                                           reply["stderr"])
+
+    def close(self) -> None:
+        if self.process.stdin:
+            self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    sys.exit(serve())
