@@ -1,6 +1,6 @@
 """``check chNN``: run a chapter's tests against the workspace, report per exercise.
 
-An exercise's verdict depends on its own code only. The tests run in one
+An exercise's verdict depends on its own code only. The tests run in a
 child process (tests/learn/check_child.py) with ``MINIFX_WORKSPACE`` set, so
 they import the workspace's packages, in steps:
 
@@ -10,7 +10,9 @@ they import the workspace's packages, in steps:
   and a half-done exercise never blocks the next one;
 - a last step, once every exercise passes: the chapter's other tests and its
   lesson, with the chapter's exercises all the learner's and every other
-  chapter's from the reference.
+  chapter's from the reference. Its files are shared with a second child that
+  runs beside the first from the start, each file going to the child that
+  would end sooner by the times the last check took (``times.txt``).
 
 Each failure is shown in a few lines: its message with the values of the
 failing ``assert`` (helper modules are rewritten too, see tests/__init__.py);
@@ -278,33 +280,168 @@ def spawn(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
+class _Beside:
+    """A second child, started now, that runs while this process waits for the first."""
+
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path, log: Path) -> None:
+        self.log = log.open("w+")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.learn.check_child", *args], cwd=cwd, env=env,
+            stdout=self.log, stderr=subprocess.STDOUT, text=True)
+
+    def wait(self) -> tuple[int, str]:
+        code = self.process.wait()
+        self.log.seek(0)
+        output = self.log.read()
+        self.log.close()
+        return code, output
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        self.log.close()
+
+
+# ---- the last step, in two halves ------------------------------------------------
+# The chapter's other tests take most of a check. Their files are shared between the
+# child that runs the exercises' steps and a second child that starts at once beside
+# it, so the machine's two cores share them. How long each file took is remembered.
+TIMES = "times.txt"  # in the cache folder: "seconds<TAB>test file or step" per line
+UNTIMED = 1.0  # the seconds assumed for an exercise's step not timed yet
+UNTIMED_BYTES = 5000  # and for a test file not timed yet, one per so many bytes of it
+NO_TESTS = 5  # pytest's exit code when a run collects no test
+
+
+def _times(cache: Path) -> dict[str, float]:
+    try:
+        lines = (cache / TIMES).read_text().splitlines()
+    except OSError:
+        return {}
+    return {name: float(seconds) for seconds, name in (line.split("\t", 1) for line in lines)}
+
+
+def _save_times(cache: Path, times: dict[str, float]) -> None:
+    cache.mkdir(exist_ok=True)
+    partial = cache / f"{TIMES}.{os.getpid()}.part"
+    partial.write_text("".join(f"{t:.3f}\t{name}\n" for name, t in sorted(times.items())))
+    partial.replace(cache / TIMES)
+
+
+def _halves(rest: dict, chapter: str, reference: Path, times: dict[str, float],
+            head_start: float) -> tuple[dict | None, dict | None]:
+    """The last step as two steps over halves of its files: each file, slowest first,
+    joins the half that would end sooner. The first half runs after the exercises'
+    steps (``head_start`` seconds), the second beside them. Either may be None."""
+    folder = reference / "tests" / chapter
+    files = sorted(str(p.relative_to(reference)) for p in folder.rglob("test_*.py"))
+    files += _lessons(chapter, reference)
+    # a file not timed yet: guessed from its size, which says little but beats nothing
+    guess = {f: times.get(f, (reference / f).stat().st_size / UNTIMED_BYTES) for f in files}
+    loads, halves = [head_start, 0.0], [[], []]
+    for file in sorted(files, key=lambda f: -guess[f]):
+        i = loads.index(min(loads))
+        halves[i].append(file)
+        loads[i] += guess[file]
+    first, second = ({**rest, "args": ["-m", chapter, *sorted(half)]} if half else None
+                     for half in halves)
+    return first, second
+
+
+def _write_plan(tmp: Path, name: str, full: dict, steps: list[dict]) -> tuple[list[str], Path]:
+    """The child's arguments for a plan of ``steps`` (its file, and the file the child
+    writes its results to), and the latter."""
+    plan_path, out = tmp / f"{name}.json", tmp / f"{name}.out"
+    plan_path.write_text(json.dumps({**full, "steps": steps}))
+    return [str(plan_path), str(out)], out
+
+
+def _read(out: Path) -> dict:
+    return json.loads(out.read_text()) if out.exists() else {}
+
+
+def _merged(parts: list[dict]) -> dict:
+    """The halves' results as the one result of the last step."""
+    for part in parts:
+        if "error" in part or "skipped" in part:
+            return part
+    codes = [p["exit_code"] for p in parts if p["exit_code"] != NO_TESTS]
+    return {"exit_code": max(codes, default=NO_TESTS),
+            "outcomes": {k: v for p in parts for k, v in p["outcomes"].items()},
+            "seconds": {k: v for p in parts for k, v in p.get("seconds", {}).items()}}
+
+
+def _run_children(full: dict, exercises: list[dict], first: dict | None,
+                  second: dict | None, env: dict[str, str], tmp: Path, reference: Path,
+                  launch: Launch) -> tuple[dict[str, dict], int, str]:
+    """Run the exercises' steps and ``first`` in one child, ``second`` in another (beside
+    it with ``spawn``, else after it): (results by label, exit code, output). The last
+    step's halves come back as one result; it is skipped when an exercise failed."""
+    main_steps = exercises + [first] * bool(first)
+    beside = None
+    if second and main_steps and launch is spawn:
+        args, out_second = _write_plan(tmp, "second", full, [second])
+        beside = _Beside(args, env, reference, tmp / "second.log")
+    ran, code, output = {}, 0, ""
+    if main_steps:
+        args, out = _write_plan(tmp, "first", full, main_steps)
+        code, output = launch(args, env, reference)
+        ran = _read(out)
+    if not second:
+        return ran, code, output
+    if (main_steps and not ran) or not all(_passed(ran.get(s["label"], {}))
+                                           for s in exercises):
+        if beside:
+            beside.stop()
+        if ran:
+            ran[REST] = {"skipped": "an earlier step failed"}
+        return ran, code, output
+    if beside:
+        code_second, output_second = beside.wait()
+    else:
+        args, out_second = _write_plan(tmp, "second", full, [second])
+        code_second, output_second = launch(args, env, reference)
+    result = _read(out_second).get(REST) or {
+        "error": "the tests did not run: " + " ".join(output_second.split()[-40:])}
+    ran[REST] = _merged(([ran[REST]] if first else []) + [result])
+    return ran, max(code, code_second), output + output_second
+
+
 def run_tests(chapter: str, workspace: Path, reference: Path = REFERENCE,
               launch: Launch = spawn) -> tuple[dict[str, list[Outcome] | str], int, str]:
     """Run the plan against ``workspace``: outcomes per step (or the step's error text),
     the child's exit code and its output. A step that passed before with the same
     digest is not run again (the module's docstring says what the digest covers).
     ``launch`` starts the child; the tests pass one that forks it from a process that
-    has imported the test tools already."""
+    has imported the test tools already. With ``spawn`` the second half of the last
+    step runs in a second child beside the first; with any other ``launch``, after it."""
     require(workspace)
     full = plan(chapter, workspace, reference)
     cache = workspace / CACHE
     known = {s["label"]: _recall(cache, s["key"]) for s in full["steps"]}
     to_run = [s for s in full["steps"] if known[s["label"]] is None]
+    exercises = [s for s in to_run if s["label"] != REST]
+    times = _times(cache)
+    first = second = None
+    if any(s["label"] == REST for s in to_run):
+        head_start = sum(times.get(s["label"], UNTIMED) for s in exercises)
+        first, second = _halves(full["steps"][-1], chapter, reference, times, head_start)
     ran: dict[str, dict] = {}
     code, output = 0, ""
     if to_run:
+        env = {**os.environ, ENV_VAR: str(workspace),
+               "NUMBA_CACHE_DIR": str(kernel_cache(workspace))}
         with tempfile.TemporaryDirectory(prefix="minifx-check-") as tmp:
-            plan_path, out = Path(tmp) / "plan.json", Path(tmp) / "out.json"
-            plan_path.write_text(json.dumps({**full, "steps": to_run}))
-            env = {**os.environ, ENV_VAR: str(workspace),
-                   "NUMBA_CACHE_DIR": str(kernel_cache(workspace))}
-            code, output = launch([str(plan_path), str(out)], env, reference)
-            ran = json.loads(out.read_text()) if out.exists() else {}
+            ran, code, output = _run_children(full, exercises, first, second, env, Path(tmp),
+                                              reference, launch)
         if not ran:  # the child died before it wrote a verdict
             return {}, code, output
         for step in to_run:
             if _passed(ran.get(step["label"], {})):
                 _remember(cache, step["key"], ran[step["label"]])
+        for label, result in ran.items():
+            seconds = result.get("seconds", {})
+            times.update(seconds if label == REST else {label: sum(seconds.values())})
+        _save_times(cache, times)
     results = {s["label"]: known[s["label"]] or ran.get(s["label"], {"skipped": "not run"})
                for s in full["steps"]}
     if known[REST] is not None and not all(_passed(r) for label, r in results.items()

@@ -155,6 +155,7 @@ class Recorder:
 
     def __init__(self) -> None:
         self.outcomes: dict[str, dict] = {}
+        self.seconds: dict[str, float] = {}  # per test file: check balances its last step
 
     def pytest_configure(self, config: pytest.Config) -> None:
         from tests import HELPER_MODULES  # registered again: this time pytest's hook is in
@@ -162,6 +163,8 @@ class Recorder:
         pytest.register_assert_rewrite(*HELPER_MODULES)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        file = report.nodeid.split("::")[0]
+        self.seconds[file] = self.seconds.get(file, 0.0) + report.duration
         known = self.outcomes.get(report.nodeid)
         if report.failed:
             if known and known["failed"]:
@@ -227,7 +230,7 @@ def run_step(step: dict) -> dict:
     finally:
         for u in reversed(undo):
             u()
-    return {"exit_code": int(code), "outcomes": recorder.outcomes}
+    return {"exit_code": int(code), "outcomes": recorder.outcomes, "seconds": recorder.seconds}
 
 
 def main(plan_path: str, out_path: str) -> int:
