@@ -54,7 +54,7 @@ def _quiet(ufunc):
 
 
 # torch gives inf and NaN without a word where NumPy warns: 3e38 * 10, 0 * inf, the
-# sum of ten 3e38s. The ufuncs of add, sub, mul and sum run bare (an errstate block
+# sum of ten values of 3e38. The ufuncs of add, sub, mul and sum run bare (an errstate block
 # would cost more than an op of a few elements), so NumPy's floating-point warnings
 # are turned off once, here, for the two modules that call the op table's ufuncs.
 for _caller in (r"tensor\._ops$", r"tensor\.backend\.reference$"):
