@@ -315,9 +315,9 @@ NO_TESTS = 5  # pytest's exit code when a run collects no test
 def _times(cache: Path) -> dict[str, float]:
     try:
         lines = (cache / TIMES).read_text().splitlines()
-    except OSError:
+        return {name: float(seconds) for seconds, name in (line.split("\t", 1) for line in lines)}
+    except (OSError, ValueError):  # none yet, or a file this version cannot read: guess
         return {}
-    return {name: float(seconds) for seconds, name in (line.split("\t", 1) for line in lines)}
 
 
 def _save_times(cache: Path, times: dict[str, float]) -> None:
@@ -376,7 +376,7 @@ def _run_children(full: dict, exercises: list[dict], first: dict | None,
     """Run the exercises' steps and ``first`` in one child, ``second`` in another (beside
     it with ``spawn``, else after it): (results by label, exit code, output). The last
     step's halves come back as one result; it is skipped when an exercise failed."""
-    main_steps = exercises + [first] * bool(first)
+    main_steps = exercises + ([first] if first else [])
     beside = None
     if second and main_steps and launch is spawn:
         args, out_second = _write_plan(tmp, "second", full, [second])
@@ -384,7 +384,12 @@ def _run_children(full: dict, exercises: list[dict], first: dict | None,
     ran, code, output = {}, 0, ""
     if main_steps:
         args, out = _write_plan(tmp, "first", full, main_steps)
-        code, output = launch(args, env, reference)
+        try:
+            code, output = launch(args, env, reference)
+        except BaseException:  # Ctrl-C: the second child must not run on alone
+            if beside:
+                beside.stop()
+            raise
         ran = _read(out)
     if not second:
         return ran, code, output

@@ -103,3 +103,10 @@ def test_a_failed_exercise_leaves_the_second_half_unrun_and_the_rest_unreported(
     steps, _, _ = check.run_tests("ch03", workspace, launch=child)
     assert len(child.plans) == 1  # not launched after a failure (with spawn: stopped)
     assert check.REST not in steps and any(o.failed for o in steps["ch03.2"])
+
+
+def test_a_times_file_that_cannot_be_read_is_a_guess_not_a_crash(tmp_path):
+    (tmp_path / check.TIMES).write_text("not a time\n")
+    assert check._times(tmp_path) == {}
+    check._save_times(tmp_path, {"tests/ch03/test_node.py": 1.25, "ch03.1": 0.5})
+    assert check._times(tmp_path) == {"tests/ch03/test_node.py": 1.25, "ch03.1": 0.5}
