@@ -276,6 +276,10 @@ def binary_same_shape(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype in KERNEL_DTYPES and (n := a.size) > SMALL and a.flags.c_contiguous \
             and b.flags.c_contiguous:
         out = np.empty(a.shape, a.dtype) if n < POOLED else _empty(a.shape, a.dtype)
+        plan = _PLANS.get((op, "zip", a.dtype, False))
+        if plan is not None and a.ndim == 1 and n * plan.cost < settings.SPIN_MIN:
+            plan.kernel(out, a, b, 0, n)  # ``_flat``'s one-thread case, without its call
+            return out
         if a.ndim == 1:
             _flat(op, "zip", out, a, b)
         else:
@@ -292,6 +296,10 @@ def binary_scalar(op: str, a: np.ndarray, value: float, left: bool) -> np.ndarra
         return power
     if a.dtype in KERNEL_DTYPES and a.flags.c_contiguous and (n := a.size) > SMALL:
         out = np.empty(a.shape, a.dtype) if n < POOLED else _empty(a.shape, a.dtype)
+        plan = _PLANS.get((op, "scalar", a.dtype, left))
+        if plan is not None and a.ndim == 1 and n * plan.cost < settings.SPIN_MIN:
+            plan.kernel(out, a, value, 0, n)  # ``_flat``'s one-thread case, without its call
+            return out
         if a.ndim == 1:
             _flat(op, "scalar", out, a, value, left)
         else:
