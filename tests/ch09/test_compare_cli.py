@@ -13,20 +13,24 @@ from minifx.compare import diff_rows, side_by_side
 from tests.forked_cli import ForkedCli
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI: ForkedCli
+CLI: ForkedCli | None = None  # made by the first run()
 
 
 @pytest.fixture(scope="module", autouse=True)
-def cli():
-    """``python -m minifx`` runs, forked from one process that has imported torch."""
+def _close_cli():
+    yield
     global CLI
-    CLI = ForkedCli()
-    yield CLI
-    CLI.close()
+    if CLI is not None:
+        CLI.close()
+        CLI = None
 
 
 def run(*args, cwd=ROOT, columns=100):
-    """``python -m minifx compare ARGS`` in ``cwd``, as a new process runs it."""
+    """``python -m minifx compare ARGS`` in ``cwd``, as a new process runs it: forked from
+    one server that has imported torch, started by the first run of this file's tests."""
+    global CLI
+    if CLI is None:
+        CLI = ForkedCli()
     return CLI.run(["compare", *args], cwd, {**os.environ, "COLUMNS": str(columns)})
 
 
