@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 import traceback
 import types
 from collections.abc import Callable
@@ -162,6 +163,15 @@ class Recorder:
 
         pytest.register_assert_rewrite(*HELPER_MODULES)
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector):
+        start = time.perf_counter()
+        report = yield
+        if isinstance(collector, pytest.Module):  # its import, counted with its tests
+            file = collector.nodeid
+            self.seconds[file] = self.seconds.get(file, 0.0) + time.perf_counter() - start
+        return report
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         file = report.nodeid.split("::")[0]
         self.seconds[file] = self.seconds.get(file, 0.0) + report.duration
@@ -224,13 +234,15 @@ def run_step(step: dict) -> dict:
     # steps loaded (torch, the test modules) stays, so it is set aside first, and a
     # collection walks only what this step makes.
     gc.freeze()
+    start = time.perf_counter()
     try:
         code = pytest.main([*step["args"], "-q", "--no-header", "-p", "no:cacheprovider",
                             "--tb=no"], plugins=plugins)
     finally:
         for u in reversed(undo):
             u()
-    return {"exit_code": int(code), "outcomes": recorder.outcomes, "seconds": recorder.seconds}
+    return {"exit_code": int(code), "outcomes": recorder.outcomes, "seconds": recorder.seconds,
+            "wall": time.perf_counter() - start}
 
 
 def main(plan_path: str, out_path: str) -> int:
