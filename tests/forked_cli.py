@@ -94,38 +94,58 @@ def serve() -> int:
     return 0
 
 
-class ForkedCli:
-    """``run(args, cwd, env)``: ``python -m minifx ARGS`` forked from one warm server."""
+class WarmServer:
+    """The caller's side of a server that forks a copy of itself for each request.
 
-    def __init__(self) -> None:
-        self.env = dict(os.environ)
+    ``python -m COMMAND`` starts in ``cwd`` with the current environment and
+    answers each line of JSON it reads with one line of JSON (:meth:`ask`). A
+    run whose environment differs from the server's in a variable read when
+    Python or a preloaded library starts (names beginning with ``fixed``) does
+    not fit it (:meth:`fits`), and its caller starts a real process instead.
+    """
+
+    def __init__(self, command: list[str], cwd: Path, fixed: tuple[str, ...]) -> None:
+        self.cwd, self.env, self.fixed = Path(cwd), dict(os.environ), fixed
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.forked_cli"], cwd=Path(__file__).parents[1],
-            env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            [sys.executable, "-m", *command], cwd=cwd, env=self.env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
-    def _fixed(self, env: dict[str, str]) -> dict[str, str]:
-        return {k: v for k, v in env.items() if k.startswith(FIXED_AT_START)}
+    def fits(self, env: dict[str, str]) -> bool:
+        def read_at_start(e: dict[str, str]) -> dict[str, str]:
+            return {k: v for k, v in e.items() if k.startswith(self.fixed)}
+        return read_at_start(env) == read_at_start(self.env)
 
-    def run(self, args: list[str], cwd: Path, env: dict[str, str]
-            ) -> subprocess.CompletedProcess:
-        command = [sys.executable, "-m", "minifx", *args]
-        if self._fixed(env) != self._fixed(self.env):
-            return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
-                                  timeout=300)
+    def ask(self, request: dict) -> dict:
         assert self.process.stdin and self.process.stdout
-        self.process.stdin.write(json.dumps({"args": args, "env": env, "cwd": str(cwd)}) + "\n")
+        self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         answer = self.process.stdout.readline()
         if not answer:
-            raise RuntimeError(f"the forked-CLI server ended (exit code {self.process.poll()})")
-        reply = json.loads(answer)
-        return subprocess.CompletedProcess(command, reply["code"], reply["stdout"],
-                                           reply["stderr"])
+            raise RuntimeError(f"{self.process.args[2:]}: the server ended "
+                               f"(exit code {self.process.poll()})")
+        return json.loads(answer)
 
     def close(self) -> None:
         if self.process.stdin:
             self.process.stdin.close()
         self.process.wait(timeout=60)
+
+
+class ForkedCli(WarmServer):
+    """``run(args, cwd, env)``: ``python -m minifx ARGS`` forked from one warm server."""
+
+    def __init__(self) -> None:
+        super().__init__(["tests.forked_cli"], Path(__file__).parents[1], FIXED_AT_START)
+
+    def run(self, args: list[str], cwd: Path, env: dict[str, str]
+            ) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "minifx", *args]
+        if not self.fits(env):
+            return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
+                                  timeout=300)
+        reply = self.ask({"args": args, "env": env, "cwd": str(cwd)})
+        return subprocess.CompletedProcess(command, reply["code"], reply["stdout"],
+                                           reply["stderr"])
 
 
 if __name__ == "__main__":

@@ -51,6 +51,8 @@ from typing import Any
 
 import pytest
 
+from tests.forked_cli import WarmServer
+
 
 def _unwrap(obj: Any) -> Any:
     if isinstance(obj, property):
@@ -325,7 +327,7 @@ def serve() -> int:
     return 0
 
 
-class Server:
+class Server(WarmServer):
     """A ``launch`` for minifx.learn.check that forks each child from one warm process.
 
     Started in ``cwd`` (the checkout) with the current environment; a run with
@@ -334,32 +336,15 @@ class Server:
     """
 
     def __init__(self, cwd: Path) -> None:
-        self.cwd, self.env = Path(cwd), dict(os.environ)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.learn.check_child", "--serve"], cwd=cwd,
-            env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-    def _fixed(self, env: dict[str, str]) -> dict[str, str]:
-        return {k: v for k, v in env.items() if k.startswith(FIXED_AT_START)}
+        super().__init__(["tests.learn.check_child", "--serve"], cwd, FIXED_AT_START)
 
     def __call__(self, args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
-        if Path(cwd) != self.cwd or self._fixed(env) != self._fixed(self.env):
+        if Path(cwd) != self.cwd or not self.fits(env):
             done = subprocess.run([sys.executable, "-m", "tests.learn.check_child", *args],
                                   cwd=cwd, env=env, capture_output=True, text=True)
             return done.returncode, done.stdout + done.stderr
-        assert self.process.stdin and self.process.stdout
-        self.process.stdin.write(json.dumps({"args": args, "env": env, "cwd": str(cwd)}) + "\n")
-        self.process.stdin.flush()
-        answer = self.process.stdout.readline()
-        if not answer:
-            raise RuntimeError(f"the check server ended (exit code {self.process.poll()})")
-        reply = json.loads(answer)
+        reply = self.ask({"args": args, "env": env, "cwd": str(cwd)})
         return reply["code"], reply["output"]
-
-    def close(self) -> None:
-        if self.process.stdin:
-            self.process.stdin.close()
-        self.process.wait(timeout=60)
 
 
 if __name__ == "__main__":
