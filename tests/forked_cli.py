@@ -1,25 +1,27 @@
 """``python -m minifx ...`` as a new process, without paying for torch's import each time.
 
 Most of a short ``python -m minifx compare`` run is Python starting and
-importing torch. :class:`ForkedCli` starts one server process that imports
-torch (with the parts a run loads lazily), NumPy and numba once; for each run
-it forks, and the copy
-does what a new ``python -m minifx`` process does: it takes the run's folder,
-environment and arguments, puts the folder first on ``sys.path``, imports
-``tensor`` and ``minifx`` afresh (they are never imported in the server, so
-each run finds them where a new process would) and runs ``minifx`` as
+importing torch, ``tensor`` and ``minifx``. :class:`ForkedCli` starts one
+server process that imports them once (with the parts of torch a run loads
+lazily); for each run it forks, and the copy does what a new
+``python -m minifx`` process does: it takes the run's folder, environment and
+arguments, puts the folder first on ``sys.path`` and runs ``minifx`` as
 ``__main__``. Its exit status, stdout and stderr come back apart, as from
 ``subprocess.run``.
 
-A run whose environment differs from the server's in a variable read when
-Python or torch starts (``FIXED_AT_START``) gets a real new process instead.
-Tests of what only a real process has (a closed pipe, SIGPIPE) start one
-themselves.
+The server imports ``tensor`` and ``minifx`` from where a new process in its
+own folder finds them. A copy whose folder makes a new process find them
+elsewhere (a workspace, or packages of that name in the folder) forgets the
+server's and imports them afresh. A run whose environment differs from the
+server's in a variable read when Python, torch or our packages start
+(``FIXED_AT_START``) gets a real new process instead. Tests of what only a
+real process has (a closed pipe, SIGPIPE) start one themselves.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import runpy
@@ -28,11 +30,25 @@ import sys
 import tempfile
 import traceback
 from pathlib import Path
+from typing import NoReturn
 
 PRELOAD = ("numpy", "numba", "torch", "torch.fx", "torch.nn.functional", "torch.testing",
-           "torch._dynamo")  # the last two: what a compare run imports lazily
-FIXED_AT_START = ("PYTHON", "TORCH_", "OMP_", "MKL_", "KMP_", "OPENBLAS_")
+           "torch._dynamo",  # these two: what a compare run imports lazily
+           "tensor", "minifx")
+FIXED_AT_START = ("PYTHON", "TORCH_", "OMP_", "MKL_", "KMP_", "OPENBLAS_", "NUMBA_", "TENSOR_",
+                  "MINIFX_")
 OUR_PACKAGES = ("tensor", "minifx")
+
+
+def _forget_ours_if_found_elsewhere() -> None:
+    """In the copy: unless a new process here would import tensor and minifx from
+    the files the server imported, drop them, so that the run imports them afresh."""
+    ours = {n: m for n, m in sys.modules.items() if n.split(".")[0] in OUR_PACKAGES}
+    for name in ours:
+        del sys.modules[name]
+    found = {name: importlib.util.find_spec(name) for name in OUR_PACKAGES}
+    if all(spec and spec.origin == ours[name].__file__ for name, spec in found.items()):
+        sys.modules.update(ours)
 
 
 def _run_in_copy(request: dict, out: int, err: int) -> int:
@@ -48,6 +64,7 @@ def _run_in_copy(request: dict, out: int, err: int) -> int:
     os.environ.update(request["env"])
     numba.core.config.reload_config()  # NUMBA_CACHE_DIR and the like
     sys.path[0] = os.getcwd()  # what `python -m` puts first
+    _forget_ours_if_found_elsewhere()
     sys.argv = [sys.argv[0], *request["args"]]
     try:
         runpy.run_module("minifx", run_name="__main__", alter_sys=True)
@@ -81,17 +98,14 @@ def _fork(request: dict) -> dict:
     return {"code": os.waitstatus_to_exitcode(status), "stdout": texts[0], "stderr": texts[1]}
 
 
-def serve() -> int:
+def serve() -> NoReturn:
     """Answer one request per line of stdin (JSON: args, env, cwd) with one line of JSON."""
     for name in PRELOAD:
         importlib.import_module(name)
-    early = [name for name in OUR_PACKAGES if name in sys.modules]
-    if early:
-        raise RuntimeError(f"the server imported {early}: a run must import them afresh")
     for line in sys.stdin:
         sys.stdout.write(json.dumps(_fork(json.loads(line))) + "\n")
         sys.stdout.flush()
-    return 0
+    os._exit(0)  # nothing to clean up: skip the interpreter's slow unloading of torch
 
 
 class WarmServer:
@@ -149,4 +163,4 @@ class ForkedCli(WarmServer):
 
 
 if __name__ == "__main__":
-    sys.exit(serve())
+    serve()

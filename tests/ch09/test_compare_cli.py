@@ -25,22 +25,38 @@ def _close_cli():
         CLI = None
 
 
-def run(*args, cwd=ROOT, columns=100):
-    """``python -m minifx compare ARGS`` in ``cwd``, as a new process runs it: forked from
-    one server that has imported torch, started by the first run of this file's tests."""
+def cli() -> ForkedCli:
+    """The server every run() forks from, started when this file's tests first need it."""
     global CLI
     if CLI is None:
         CLI = ForkedCli()
-    return CLI.run(["compare", *args], cwd, {**os.environ, "COLUMNS": str(columns)})
+    return CLI
+
+
+def run(*args, cwd=ROOT, columns=100):
+    """``python -m minifx compare ARGS`` in ``cwd``, as a new process runs it: forked from
+    one server that has imported torch, tensor and minifx."""
+    return cli().run(["compare", *args], cwd, {**os.environ, "COLUMNS": str(columns)})
 
 
 def test_the_command_agrees_in_a_process_of_its_own(models):
     """One run as a real new process, which every other run here stands in for."""
+    cli()  # the server imports beside the real process
     result = subprocess.run([sys.executable, "-m", "minifx", "compare", f"{models}:Small",
                              "--input-shape", "2,3"], cwd=ROOT, capture_output=True, text=True,
                             timeout=300, env={**os.environ, "COLUMNS": "100"})
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout == run(f"{models}:Small", "--input-shape", "2,3").stdout
+
+
+def test_a_folder_with_packages_of_our_names_runs_them_as_a_new_process_would(tmp_path):
+    """`python -m minifx` in a folder that holds a `minifx` runs that one: the forked
+    run must not keep the server's (tests/forked_cli.py)."""
+    (tmp_path / "minifx").mkdir()
+    (tmp_path / "minifx" / "__init__.py").write_text("")
+    (tmp_path / "minifx" / "__main__.py").write_text("print('the folder\\'s own minifx')\n")
+    result = run("anything", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "the folder's own minifx\n")
 
 
 MODELS = textwrap.dedent(
@@ -486,3 +502,13 @@ def test_a_module_without_example_inputs_is_named(builders):
     assert result.stderr.strip() == (
         "error: no inputs for fn: pass --input-shape (one per input) "
         "or define example_inputs in builders")
+
+
+def test_compare_builds_a_torchvision_model_from_its_builder(tmp_path):
+    """As a user types it, from a folder of their own: compare makes torchvision
+    importable beside the CPU torch itself (minifx.frameworks.published)."""
+    result = run("torchvision.models:resnet18", "--input-shape", "1,3,32,32", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "== graph: same ==" in result.stdout and "== outputs: same ==" in result.stdout
+    assert "self.layer1" in result.stdout  # resnet18's own submodules, built by the builder
+    assert result.stdout.splitlines()[-1] == "minifx and torch.fx agree"
