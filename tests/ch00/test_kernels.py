@@ -7,6 +7,9 @@ and with size-0 and size-1 dims; torch computes the oracle.
 """
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +23,7 @@ from tests.backends import NUMBA as nb
 from tests.oracles import ulps
 
 RNG = np.random.default_rng(0)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -233,6 +237,35 @@ def test_sigmoid_exp_changes_no_sigmoid_bit():
     expected = np.empty_like(x)
     with_exp32(x, expected)
     np.testing.assert_array_equal(nb.unary("sigmoid", x), expected)
+
+
+NESTED_INLINE = """
+import numpy as np, tensor
+from numba import njit
+from tensor.backend.kernels.scalar import exp_of, tanh_of
+
+@njit
+def kernel(x, out):  # a branch around tanh, which inlines exp: phi nodes two levels deep
+    for i in range(x.size):
+        out[i] = tanh_of(x[i]) if x[i] > 0 else exp_of(x[i]) + tanh_of(x[i])
+
+x = np.linspace(-3, 3, 101, dtype=np.float32)
+out = np.empty_like(x)
+kernel(x, out)
+print(np.abs(out - np.where(x > 0, np.tanh(x), np.exp(x) + np.tanh(x))).max() < 1e-6)
+"""
+
+
+@pytest.mark.fast_layer  # the fast layer's float32 maths (math32.py)
+def test_a_kernel_inlining_tanh_in_a_branch_compiles_without_numba_s_pedantic_warning():
+    """numba's SSA check warns, asking for a bug report, about a variable of exp32
+    inlined in tanh32 inlined in a branch; the code is right (tested here and by
+    every tanh test), and tensor turns that one warning off when it is imported.
+    A fresh process, so that the kernel compiles anew and pytest's filters are not
+    in the way."""
+    done = subprocess.run([sys.executable, "-W", "error", "-c", NESTED_INLINE],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "True\n", "")
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
