@@ -17,7 +17,7 @@ USAGE = """usage: python -m minifx learn COMMAND
   hint chNN.K       a hint for exercise K of chapter NN (--more: a second, closer one)
   solution chNN.K   the reference code of exercise K (paste it over the stub)
   coverage          the share of code lines inside exercises, per file and per chapter
-  milestone [NAME]  run your code on something real (ch02, ch06; --seed N for ch06)
+  milestone [NAME]  run your code on something real (ch02, ch06, ch08, ch10; --seed N for ch06)
 The tests run against the workspace when MINIFX_WORKSPACE names it:
   MINIFX_WORKSPACE=workspace .venv/bin/pytest -m ch03"""
 

@@ -13,6 +13,16 @@ oracle the learner's code cannot influence:
   by torch.fx; the generated code must equal torch.fx's character for
   character, and the graphs too. The seed is printed: ``--seed N`` runs the
   same programs again.
+- ``ch08``: chapter 8's activation chain, compiled by the learner's front end
+  and fusion pass with the numba backend, must be one fused kernel, compute
+  what eager ``tensor`` computes, and beat it: at least ``SPEEDUP`` times as
+  fast on a million elements (medians of rounds taken in turns). The reference
+  is about twice as fast; a chain that is not fused is about as fast as eager,
+  and the margin keeps noise from passing it.
+- ``ch10``: torchvision's five quantizable models, random weights, through the
+  learner's prepare_fx / convert_fx and torch.ao's: the converted graphs must
+  be the same, every scale within 1% and every zero point equal, and the int8
+  outputs at most ``STEPS`` quantization steps apart.
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ import difflib
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,6 +43,9 @@ from .workspace import ENV_VAR, REFERENCE, LearnError, require
 
 PROGRAMS = 5  # random programs per ch06 run
 DIFF_LINES = 12
+SPEEDUP = 1.25  # ch08: how many times as fast as eager tensor the compiled chain must be
+ROUNDS = 7  # ch08: timed rounds of each
+STEPS = 2.0  # ch10: how far apart the int8 outputs may be, in steps of the output's scale
 
 
 @dataclass(frozen=True)
@@ -47,6 +61,10 @@ MILESTONES = (
     Milestone("ch06", "ch06", f"{PROGRAMS} random torch programs, new each run, traced "
               "through the adapter: your generated code equals torch.fx's, character for "
               "character"),
+    Milestone("ch08", "ch08", "your compiled chain is one fused kernel and beats eager "
+              f"tensor, at least {SPEEDUP}x as fast on a million elements"),
+    Milestone("ch10", "ch10", "torchvision's quantizable models through your prepare_fx / "
+              "convert_fx: the same int8 models as torch.ao's, and the same outputs"),
 )
 
 
@@ -133,16 +151,77 @@ def codegen(workspace: Path, seed: int) -> tuple[bool, list[str]]:
                   "character for character"]
 
 
+def _indented(text: str) -> list[str]:
+    return ["    " + line for line in text.splitlines()]
+
+
+def compiled_chain(workspace: Path) -> tuple[bool, list[str]]:
+    result = _child("compiled", workspace, str(ROUNDS))
+    if "error" in result:
+        return False, ["your code raised while compiling the chain:",
+                       *_indented(result["error"])]
+    lines = ["your compiled code of sigmoid(gate) * tanh(proj) + 0.5 * proj:",
+             *_indented(result["code"])]
+    if "mismatch" in result:
+        return False, [*lines, "it computes something other than eager tensor:",
+                       *_indented(result["mismatch"])]
+    if (result["calls"], result["kernels"]) != (1, 1):
+        return False, [*lines, f"the chain should be one fused kernel: your code makes "
+                       f"{result['calls']} calls, {result['kernels']} of them fused kernels"]
+    return judge_speed(result["eager"], result["yours"], SPEEDUP, lines)
+
+
+def judge_speed(eager: list[float], yours: list[float], speedup: float,
+                lines: list[str]) -> tuple[bool, list[str]]:
+    """Passed when the median of ``yours`` is at least ``speedup`` times as fast as eager's."""
+    ratio = statistics.median(eager) / statistics.median(yours)
+    lines = [*lines, f"a call on 1024 x 1024 inputs, medians of {len(eager)} rounds: eager "
+             f"tensor {statistics.median(eager) * 1e3:.2f} ms, yours "
+             f"{statistics.median(yours) * 1e3:.2f} ms: {ratio:.2f}x as fast"]
+    if ratio < speedup:
+        return False, [*lines, f"the milestone asks for at least {speedup}x"]
+    return True, lines
+
+
+def int8_models(workspace: Path) -> tuple[bool, list[str]]:
+    lines = []
+    for model in _child("quantized", workspace)["models"]:
+        name = model["name"]
+        if "error" in model:
+            return False, [*lines, f"{name}: your code raised while quantizing it:",
+                           *_indented(model["error"])]
+        if model["graph"] != model["torch_graph"]:
+            return False, [*lines, f"{name}: your converted graph differs from torch.ao's "
+                           "(op, target, name of each node):",
+                           *_difference("\n".join(model["torch_graph"]),
+                                        "\n".join(model["graph"]), "torch.ao")]
+        if model["qparams"]:
+            more = len(model["qparams"]) - DIFF_LINES
+            return False, [*lines, f"{name}: your qparams differ from torch.ao's:",
+                           *("    " + line for line in model["qparams"][:DIFF_LINES]),
+                           *([f"    ... ({more} more)"] if more > 0 else [])]
+        if model["steps"] > STEPS:
+            return False, [*lines, f"{name}: your int8 outputs are {model['steps']:.1f} steps "
+                           f"from torch.ao's (at most {STEPS:g} allowed)"]
+        lines.append(f"{name}: {len(model['graph'])} nodes as torch.ao's, the same qparams, "
+                     f"outputs {model['steps']:.2f} steps apart")
+    return True, lines
+
+
 def run(name: str, workspace: Path, seed: int | None = None) -> tuple[bool, str]:
     """Run one milestone on the workspace: (passed, the report's text)."""
     milestone = find_milestone(name)
     require(workspace)
+    head = f"milestone {milestone.name} on {workspace}"
     if milestone.name == "ch02":
         passed, lines = resnet50(workspace)
-        head = f"milestone ch02 on {workspace}"
-    else:
+    elif milestone.name == "ch06":
         seed = random.randrange(2**31) if seed is None else seed
         passed, lines = codegen(workspace, seed)
-        head = f"milestone ch06 on {workspace}, seed {seed}"
+        head += f", seed {seed}"
+    elif milestone.name == "ch08":
+        passed, lines = compiled_chain(workspace)
+    else:
+        passed, lines = int8_models(workspace)
     verdict = "PASSED" if passed else "FAILED"
     return passed, "\n".join([head, *lines, f"milestone {milestone.name}: {verdict}"])

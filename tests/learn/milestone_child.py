@@ -10,6 +10,12 @@ starts it both ways, or compares with torch.fx, and judges.
 - ``codegen``: COUNT random programs (tests/generators.py) drawn from SEED,
   built on torch and traced through the adapter by minifx and by torch.fx:
   both codes, and both graphs.
+- ``compiled``: chapter 8's activation chain on 1024 x 1024 inputs, compiled
+  with the numba backend: its code, its calls, whether it computes what eager
+  ``tensor`` computes, and both times per call, ROUNDS rounds taken in turns.
+- ``quantized``: torchvision's quantizable models through minifx's and
+  torch.ao's prepare_fx / convert_fx (tests/ch10/torch_parity.py): both
+  converted graphs, the qparams that differ, and how far the outputs are apart.
 
 A failure of the traced code is written as its last traceback lines, so the
 learner sees which of their functions raised.
@@ -84,6 +90,86 @@ def codegen(seed: int, count: int) -> dict:
     return {"programs": programs}
 
 
+def activation(proj, gate):  # no annotations: they would show in the generated code
+    """The chain of chapter 8's lesson ("Is it faster?")."""
+    import tensor
+
+    return tensor.sigmoid(gate) * tensor.tanh(proj) + 0.5 * proj
+
+
+def compiled(rounds: int) -> dict:
+    import timeit
+
+    import minifx
+    import tensor
+
+    tensor.manual_seed(0)
+    proj, gate = tensor.randn(1024, 1024), tensor.randn(1024, 1024)
+    try:
+        fast = minifx.compile(activation, backend="numba")
+        got = fast(proj, gate)  # the first call traces, fuses and compiles
+        gm = next(iter(fast.cache.values()))
+        calls = [n for n in gm.graph.nodes if n.op.startswith("call_")]
+        result = {"code": gm.code.strip(), "calls": len(calls),
+                  "kernels": sum(type(n.target).__name__ == "FusedKernel" for n in calls)}
+    except Exception as e:  # the learner's code failed: show where
+        return _error(e)
+    try:
+        tensor.testing.assert_close(got, activation(proj, gate))
+    except Exception as e:  # a wrong value, shape or dtype
+        return {**result, "mismatch": str(e)}
+    eager, yours = [], []
+    for _ in range(rounds):  # in turns, so that a busy moment slows both
+        eager.append(timeit.timeit(lambda: activation(proj, gate), number=3) / 3)
+        yours.append(timeit.timeit(lambda: fast(proj, gate), number=3) / 3)
+    return {**result, "eager": eager, "yours": yours}
+
+
+QUANTIZABLE = ("quantizable_resnet18", "quantizable_mobilenet_v2",
+               "quantizable_mobilenet_v3_large", "quantizable_shufflenet_v2_x0_5",
+               "quantizable_googlenet")
+
+
+def _qparams(gm: Any) -> dict[str, tuple[float, int]]:
+    """(scale, zero point) of every quantized module and every qparams buffer pair."""
+    found = {name: (float(m.scale), int(m.zero_point)) for name, m in gm.named_modules()
+             if hasattr(m, "scale") and hasattr(m, "zero_point")}
+    buffers = dict(gm.named_buffers())
+    for name, value in buffers.items():
+        if "_scale_" in name:
+            zero_point = buffers.get(name.replace("_scale_", "_zero_point_"))
+            found[name] = (float(value), int(zero_point) if zero_point is not None else 0)
+    return found
+
+
+def quantized() -> dict:
+    from tests.ch10.torch_parity import output_steps, quantize_both, signature
+    from tests.ch10.torchvision_models import build
+
+    models = []
+    for name in QUANTIZABLE:
+        try:
+            result = quantize_both(build(name), (1, 3, 64, 64))
+        except Exception as e:  # the learner's code failed: show where
+            models.append({"name": name, **_error(e)})
+            break
+        ours, theirs = result["converted"]
+        entry = {"name": name, "graph": [" ".join(s) for s in signature(ours)],
+                 "torch_graph": [" ".join(s) for s in signature(theirs)]}
+        if entry["graph"] == entry["torch_graph"]:
+            mine, torch_side = _qparams(ours), _qparams(theirs)
+            entry["qparams"] = [
+                f"{key}: " + (f"scale {mine[key][0]:.6g}, zero point {mine[key][1]}"
+                              if key in mine else "none")
+                + f"; torch.ao: scale {scale:.6g}, zero point {zp}"
+                for key, (scale, zp) in torch_side.items()
+                if key not in mine or mine[key][1] != zp
+                or abs(mine[key][0] - scale) > 0.01 * scale]
+            entry["steps"] = output_steps(result)
+        models.append(entry)
+    return {"models": models}
+
+
 def main(what: str, out: str, *rest: str) -> int:
     from tests.learn.switch import use_workspace_if_asked
 
@@ -92,6 +178,10 @@ def main(what: str, out: str, *rest: str) -> int:
         result = resnet50()
     elif what == "codegen":
         result = codegen(int(rest[0]), int(rest[1]))
+    elif what == "compiled":
+        result = compiled(int(rest[0]))
+    elif what == "quantized":
+        result = quantized()
     else:
         raise SystemExit(f"unknown milestone child {what!r}")
     with open(out, "w") as f:

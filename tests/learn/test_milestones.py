@@ -1,7 +1,10 @@
-"""``learn milestone``: the learner's code on ResNet-50 and on unseen torch programs.
+"""``learn milestone``: the learner's code on ResNet-50, on unseen torch programs, on
+a compiled chain and on torchvision's quantizable models.
 
 Each milestone passes on a workspace whose chapters were handed out and
 solved, and fails, showing the lines that differ, when one exercise has a bug.
+ch08's verdict also asks for a speed-up; its tests set the bar to 0 (timing
+is the benchmarks' business) and test the judging apart, on given times.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from minifx.learn.exercises import chapter_exercises, find_exercise
 
 @pytest.fixture(scope="module")
 def solved(tmp_path_factory) -> Path:
-    """A workspace where chapters 1 to 6 were handed out, then solved."""
+    """A workspace where chapters 1 to 10 were handed out, then solved."""
     workspace = tmp_path_factory.mktemp("milestones") / "ws"
-    for chapter in ("ch01", "ch02", "ch03", "ch04", "ch05", "ch06"):
+    for chapter in ("ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09",
+                    "ch10"):
         ws.start(chapter, workspace)
         for exercise in chapter_exercises(chapter):
             ws.set_function(workspace, exercise, ws.solution(exercise))
@@ -69,6 +73,38 @@ def test_ch06_passes_on_solved_code_and_fails_on_a_bug(solved):
     assert "the program: Plan(" in report and "seed 11" in report
 
 
+def test_ch08_passes_on_solved_code_and_fails_when_nothing_fuses(solved, monkeypatch):
+    monkeypatch.setattr(milestones, "SPEEDUP", 0.0)
+    passed, report = milestones.run("ch08", solved)
+    assert passed and report.endswith("milestone ch08: PASSED"), report
+    assert "= fused_sigmoid_tanh_mul_add(gate, proj)" in report and "x as fast" in report
+    # find_groups that groups nothing: right values, but five calls and no kernel.
+    passed, report = _with_bug(solved, "ch08.11", "if last not in forms or last in taken:",
+                               "if True:", "ch08")
+    assert not passed and report.endswith("milestone ch08: FAILED"), report
+    assert "should be one fused kernel: your code makes 5 calls, 0 of them fused" in report
+    assert "tensor.sigmoid(gate)" in report  # the learner's code, shown
+
+
+def test_ch08_speed_is_judged_on_the_medians():
+    passed, lines = milestones.judge_speed([2e-3, 9e-3, 2e-3], [1e-3, 1e-3, 5e-3], 1.25, [])
+    assert passed and lines == ["a call on 1024 x 1024 inputs, medians of 3 rounds: eager "
+                                "tensor 2.00 ms, yours 1.00 ms: 2.00x as fast"]
+    passed, lines = milestones.judge_speed([2e-3] * 3, [1.7e-3] * 3, 1.25, ["code"])
+    assert not passed and lines[0] == "code" and "1.18x as fast" in lines[1]
+    assert lines[2] == "the milestone asks for at least 1.25x"
+
+
+def test_ch10_passes_on_solved_code_and_names_a_wrong_zero_point(solved):
+    passed, report = milestones.run("ch10", solved)
+    assert passed and report.endswith("milestone ch10: PASSED"), report
+    assert "quantizable_resnet18: 54 nodes as torch.ao's, the same qparams" in report
+    passed, report = _with_bug(solved, "ch10.1", "zero_point = quant_min - np.rint(",
+                               "zero_point = quant_min + 1 - np.rint(", "ch10")
+    assert not passed and report.endswith("milestone ch10: FAILED"), report
+    assert "quantizable_resnet18: your qparams differ from torch.ao's:" in report
+
+
 def test_ch02_reports_where_the_learners_code_raised(solved):
     exercise = find_exercise("ch02.5")
     reference = ws.solution(exercise)
@@ -83,7 +119,7 @@ def test_ch02_reports_where_the_learners_code_raised(solved):
 
 
 @pytest.mark.parametrize("argv, problem", [
-    (["milestone", "ch99"], "unknown milestone 'ch99': milestones are ch02, ch06"),
+    (["milestone", "ch99"], "unknown milestone 'ch99': milestones are ch02, ch06, ch08, ch10"),
     (["milestone", "ch06", "--seed", "x"], "--seed takes a whole number"),
     (["milestone", "ch02", "ch06"], "milestone takes one name"),
 ])
