@@ -307,14 +307,18 @@ class _Beside:
 # child that runs the exercises' steps and a second child that starts at once beside
 # it, so the machine's two cores share them. How long each file took is remembered.
 TIMES = "times.txt"  # in the cache folder: "seconds<TAB>test file or step" per line
+# Until a workspace has its own, the times the reference took on a solved workspace
+# (a copy of its times.txt, with # comments): a learner's first check of a chapter
+# then splits as well as the next ones. Only the proportions matter.
+FIRST_TIMES = "tests/learn/check_times.txt"
 UNTIMED = 1.0  # the seconds assumed for an exercise's step not timed yet
 UNTIMED_BYTES = 5000  # and for a test file not timed yet, one per so many bytes of it
 NO_TESTS = 5  # pytest's exit code when a run collects no test
 
 
-def _times(cache: Path) -> dict[str, float]:
+def _times(path: Path) -> dict[str, float]:
     try:
-        lines = (cache / TIMES).read_text().splitlines()
+        lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
         return {name: float(seconds) for seconds, name in (line.split("\t", 1) for line in lines)}
     except (OSError, ValueError):  # none yet, or a file this version cannot read: guess
         return {}
@@ -425,11 +429,12 @@ def run_tests(chapter: str, workspace: Path, reference: Path = REFERENCE,
     known = {s["label"]: _recall(cache, s["key"]) for s in full["steps"]}
     to_run = [s for s in full["steps"] if known[s["label"]] is None]
     exercises = [s for s in to_run if s["label"] != REST]
-    times = _times(cache)
+    times = _times(cache / TIMES)
     first = second = None
     if any(s["label"] == REST for s in to_run):
-        head_start = sum(times.get(s["label"], UNTIMED) for s in exercises)
-        first, second = _halves(full["steps"][-1], chapter, reference, times, head_start)
+        guess = {**_times(reference / FIRST_TIMES), **times}
+        head_start = sum(guess.get(s["label"], UNTIMED) for s in exercises)
+        first, second = _halves(full["steps"][-1], chapter, reference, guess, head_start)
     ran: dict[str, dict] = {}
     code, output = 0, ""
     if to_run:

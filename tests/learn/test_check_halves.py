@@ -7,7 +7,7 @@ from pathlib import Path
 
 from minifx.learn import check
 from minifx.learn import workspace as ws
-from minifx.learn.exercises import chapter_exercises
+from minifx.learn.exercises import CHAPTERS, chapter_exercises
 
 ROOT = Path(__file__).resolve().parents[2]
 REST = {"label": check.REST, "args": [], "exclude": ["tests/ch03/test_x.py::t"],
@@ -84,7 +84,8 @@ def _solved_ch03(tmp_path: Path) -> Path:
     return workspace
 
 
-def test_both_halves_run_and_their_tests_are_reported_and_timed(tmp_path):
+def test_both_halves_run_and_their_tests_are_reported_and_timed(tmp_path, monkeypatch):
+    monkeypatch.setattr(check, "FIRST_TIMES", "no/such/file")  # split by size: both halves
     workspace = _solved_ch03(tmp_path)
     child = TwoHalves()
     steps, _, _ = check.run_tests("ch03", workspace, launch=child)
@@ -92,7 +93,7 @@ def test_both_halves_run_and_their_tests_are_reported_and_timed(tmp_path):
     halves = [s["args"][2:] for plan in child.plans for s in plan if s["label"] == check.REST]
     assert len(halves) == 2 and all(halves)
     assert sorted(o.test for o in steps[check.REST]) == sorted(halves[0] + halves[1])
-    times = check._times(workspace / check.CACHE)
+    times = check._times(workspace / check.CACHE / check.TIMES)
     assert all(times[f] == 0.5 for f in halves[0] + halves[1])
     assert all(times[e.id] == 2.0 for e in chapter_exercises("ch03"))  # a step's whole time
 
@@ -107,6 +108,31 @@ def test_a_failed_exercise_leaves_the_second_half_unrun_and_the_rest_unreported(
 
 def test_a_times_file_that_cannot_be_read_is_a_guess_not_a_crash(tmp_path):
     (tmp_path / check.TIMES).write_text("not a time\n")
-    assert check._times(tmp_path) == {}
+    assert check._times(tmp_path / check.TIMES) == {}
     check._save_times(tmp_path, {"tests/ch03/test_node.py": 1.25, "ch03.1": 0.5})
-    assert check._times(tmp_path) == {"tests/ch03/test_node.py": 1.25, "ch03.1": 0.5}
+    assert check._times(tmp_path / check.TIMES) == {"tests/ch03/test_node.py": 1.25,
+                                                    "ch03.1": 0.5}
+
+
+def test_the_first_times_name_every_chapter_s_files_and_exercises():
+    """The times a first check splits by (check.FIRST_TIMES) cover every test file,
+    lesson and exercise: a new one must be timed there too (copy the times.txt of a
+    solved workspace's check, .check_cache/times.txt)."""
+    first = check._times(ROOT / check.FIRST_TIMES)
+    for chapter in CHAPTERS:
+        files = [str(p.relative_to(ROOT)) for p in (ROOT / "tests" / chapter).rglob("test_*.py")]
+        names = files + check._lessons(chapter, ROOT) + [e.id for e in chapter_exercises(chapter)]
+        assert [n for n in names if n not in first] == [], chapter
+
+
+def test_a_workspace_s_own_times_win_over_the_first_times_and_only_they_are_saved(tmp_path):
+    workspace = _solved_ch03(tmp_path)
+    own = {"tests/ch03/test_node.py": 99.0}
+    check._save_times(workspace / check.CACHE, own)
+    child = TwoHalves()
+    check.run_tests("ch03", workspace, launch=child)
+    halves = [s["args"][2:] for plan in child.plans for s in plan if s["label"] == check.REST]
+    assert halves[1] == ["tests/ch03/test_node.py"]  # its 99 s outweigh all the others
+    saved = check._times(workspace / check.CACHE / check.TIMES)
+    assert saved["tests/ch03/test_node.py"] == 0.5  # this check's own time replaced it
+    assert all("ch03" in name for name in saved)  # no first time of another chapter copied
