@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 import sys
 
+from minifx.compare import main as compare_main
+from minifx.learn.cli import main as learn_main
+
 USAGE = (
     "usage: python -m minifx compare FILE.py:NAME|MODULE:NAME"
     " [--input-shape 2,3[:DTYPE] ...] [--diff] [--convert]\n"
@@ -19,14 +22,11 @@ def main(argv: list[str]) -> int:
         print(USAGE)
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
-    # Each command imports only its own module: a compare run needs nothing of learn.
     if command == "learn":
-        from minifx.learn.cli import main as learn_main
         return learn_main(rest)
     if command != "compare":
         print(f"error: unknown command {command!r}\n{USAGE}", file=sys.stderr)
         return 2
-    from minifx.compare import main as compare_main
     return compare_main(rest)
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import minifx
+from minifx.convert import check_conversion
 from minifx.node import fetch_path
 
 
@@ -646,8 +647,6 @@ def main(argv: Sequence[str]) -> int:
         return 2
     agree = compare(root, inputs, only_differences=args.diff)
     if args.convert:
-        from minifx.convert import check_conversion  # only here: it imports tensor
-
         report = check_conversion(root, inputs)
         print(f"\n{report.text}")
         agree = agree and report.agree
