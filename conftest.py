@@ -35,7 +35,7 @@ from tests.learn.switch import use_workspace_if_asked
 
 # MINIFX_WORKSPACE=<dir>: the tests import tensor and minifx from the learner's
 # workspace (python -m minifx learn); this must run before anything imports them.
-use_workspace_if_asked()
+WORKSPACE = use_workspace_if_asked()
 
 from book import lesson_blocks  # noqa: E402
 
@@ -44,7 +44,7 @@ from book import lesson_blocks  # noqa: E402
 # does on a learner's workspace (`learn check`): the same code gets the same verdict,
 # and the kernels its examples compile are in numba's cache the next time.
 settings.register_profile("ci", derandomize=True, database=None)
-if os.environ.get("CI") or os.environ.get("MINIFX_WORKSPACE"):
+if os.environ.get("CI") or WORKSPACE:
     settings.load_profile("ci")
 
 CHAPTER_FILE = re.compile(r"^(ch\d\d)_")

@@ -99,21 +99,27 @@ def _child(what: str, workspace: Path | None, *extra: str, reference: Path = REF
         return json.loads(out.read_text())
 
 
+def _indented(text: str) -> list[str]:
+    return ["    " + line for line in text.splitlines()]
+
+
+def _first_lines(lines: list[str]) -> list[str]:
+    """At most DIFF_LINES of ``lines``, indented, and how many more there are."""
+    more = len(lines) - DIFF_LINES
+    return _indented("\n".join(lines[:DIFF_LINES] + [f"... ({more} more lines)"] * (more > 0)))
+
+
 def _difference(expected: str, actual: str, expected_name: str) -> list[str]:
     """The lines that differ, first, as a unified diff (- expected, + yours)."""
-    lines = [line for line in difflib.unified_diff(
-        expected.splitlines(), actual.splitlines(), expected_name, "yours", lineterm="", n=0)]
-    cut = lines[:DIFF_LINES]
-    if len(lines) > DIFF_LINES:
-        cut.append(f"... ({len(lines) - DIFF_LINES} more lines)")
-    return ["    " + line for line in cut]
+    return _first_lines(list(difflib.unified_diff(
+        expected.splitlines(), actual.splitlines(), expected_name, "yours", lineterm="", n=0)))
 
 
 def resnet50(workspace: Path) -> tuple[bool, list[str]]:
     yours = _child("resnet50", workspace)
     if "error" in yours:
         return False, ["your code raised while tracing ResNet-50:",
-                       *("    " + line for line in yours["error"].splitlines())]
+                       *_indented(yours["error"])]
     reference = _child("resnet50", None)
     lines = []
     for part in ("graph", "code"):
@@ -133,7 +139,7 @@ def codegen(workspace: Path, seed: int) -> tuple[bool, list[str]]:
     for k, program in enumerate(result["programs"], start=1):
         if "error" in program:
             lines.append(f"program {k}: your code raised while tracing it:")
-            lines += ["    " + line for line in program["error"].splitlines()]
+            lines += _indented(program["error"])
         elif program["code"] != program["torch_code"]:
             lines.append(f"program {k}: your generated code differs from torch.fx's:")
             lines += _difference(program["torch_code"], program["code"], "torch.fx")
@@ -149,10 +155,6 @@ def codegen(workspace: Path, seed: int) -> tuple[bool, list[str]]:
     count = len(result["programs"])
     return True, [f"{count} random programs: your generated code equals torch.fx's, "
                   "character for character"]
-
-
-def _indented(text: str) -> list[str]:
-    return ["    " + line for line in text.splitlines()]
 
 
 def compiled_chain(workspace: Path) -> tuple[bool, list[str]]:
@@ -196,10 +198,8 @@ def int8_models(workspace: Path) -> tuple[bool, list[str]]:
                            *_difference("\n".join(model["torch_graph"]),
                                         "\n".join(model["graph"]), "torch.ao")]
         if model["qparams"]:
-            more = len(model["qparams"]) - DIFF_LINES
             return False, [*lines, f"{name}: your qparams differ from torch.ao's:",
-                           *("    " + line for line in model["qparams"][:DIFF_LINES]),
-                           *([f"    ... ({more} more)"] if more > 0 else [])]
+                           *_first_lines(model["qparams"])]
         if model["steps"] > STEPS:
             return False, [*lines, f"{name}: your int8 outputs are {model['steps']:.1f} steps "
                            f"from torch.ao's (at most {STEPS:g} allowed)"]
